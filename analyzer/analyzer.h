@@ -1,0 +1,295 @@
+/* analyzer.h — the analyzer stage's public interface and the IR shared by
+ * every later stage: the loaded binary, the arch-neutral instruction record,
+ * routines with their blocks, dominators and loop nesting forest.
+ *
+ * Ownership: a `program` owns everything reachable from it; program_free()
+ * releases it all.  Functions that can fail on bad input return a status
+ * (0 = success, -1 = failure) and write a one-line message into the caller's
+ * `err` buffer (ERR_LEN bytes), without the file name: the driver prints
+ * "skel: FILE: message". */
+#ifndef SKEL_ANALYZER_H
+#define SKEL_ANALYZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERR_LEN 256
+#define SKEL_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ ELF */
+
+typedef struct elf_section {
+	char *name;
+	uint64_t addr;      /* virtual address (before load bias) */
+	uint64_t size;
+	const uint8_t *data; /* NULL for SHT_NOBITS */
+	bool exec;          /* SHF_EXECINSTR */
+	bool alloc;         /* SHF_ALLOC */
+	bool write;         /* SHF_WRITE */
+} elf_section;
+
+typedef struct elf_symbol {
+	char *name;
+	uint64_t addr;
+	uint64_t size;
+} elf_symbol;
+
+typedef struct elf_plt {
+	uint64_t addr;      /* address of the stub */
+	char *name;         /* imported symbol, without "@plt" */
+} elf_plt;
+
+typedef struct binary {
+	char *path;
+	void *map;          /* the whole file, read into memory */
+	size_t map_size;
+	bool pie;
+	uint64_t entry;
+	bool stripped;      /* no .symtab */
+	/* identity: GNU build-id when present, else a content hash */
+	bool has_build_id;
+	uint8_t id[64];
+	size_t id_len;
+	char id_hex[129];
+	elf_section *sections;
+	size_t nsections;
+	/* defined function symbols (STT_FUNC, size may be 0) from .symtab and
+	 * .dynsym, sorted by address, one per address (first name kept) */
+	elf_symbol *funcs;
+	size_t nfuncs;
+	/* PLT stubs (.plt, .plt.sec, .plt.got), sorted by address */
+	elf_plt *plts;
+	size_t nplts;
+	/* function starts from .eh_frame FDEs outside .plt*, sorted, unique */
+	uint64_t *fde_starts;
+	uint64_t *fde_ends; /* pc_begin + pc_range, parallel to fde_starts */
+	size_t nfdes;
+} binary;
+
+/* Loads an x86-64 ELF executable (ET_EXEC or PIE).  Anything else — not an
+ * ELF, truncated, another class or machine, a shared library, a core or
+ * relocatable file — fails with a message saying what the file is. */
+int elf_open(binary *b, const char *path, char err[ERR_LEN]);
+void elf_close(binary *b);
+
+/* The executable bytes at `addr`; *avail receives how many follow in the
+ * same section.  NULL when addr is not in an executable section. */
+const uint8_t *elf_code_at(const binary *b, uint64_t addr, size_t *avail);
+/* Reads `size` bytes (1,2,4,8) of initialised allocated data (e.g. a jump
+ * table in .rodata) little-endian; -1 when not entirely inside one section. */
+int elf_read(const binary *b, uint64_t addr, unsigned size, uint64_t *out);
+/* The function symbol that starts exactly at addr, or NULL. */
+const char *elf_func_name(const binary *b, uint64_t addr);
+/* The imported name of the PLT stub at addr, or NULL. */
+const char *elf_plt_name(const binary *b, uint64_t addr);
+/* The section containing addr, or NULL. */
+const elf_section *elf_section_at(const binary *b, uint64_t addr);
+
+/* -------------------------------------------------------- instructions */
+
+/* General-purpose registers in x86 encoding order, then flags and rip. */
+enum reg {
+	R_AX, R_CX, R_DX, R_BX, R_SP, R_BP, R_SI, R_DI,
+	R_8, R_9, R_10, R_11, R_12, R_13, R_14, R_15,
+	R_FLAGS = 16,
+	R_RIP = 17,
+	R_NREGS = 18,
+	R_NONE = 0xff,
+};
+#define REG_BIT(r) (1u << (r))
+
+enum flow {
+	FLOW_NEXT,     /* falls through to the next instruction */
+	FLOW_JUMP,     /* direct unconditional jump to `target` */
+	FLOW_CJUMP,    /* direct conditional jump (jcc, jrcxz, loop*) */
+	FLOW_CALL,     /* direct call to `target` */
+	FLOW_RET,
+	FLOW_IJUMP,    /* indirect jump (register or memory) */
+	FLOW_ICALL,    /* indirect call */
+	FLOW_SYSCALL,  /* syscall / int 0x80: falls through */
+	FLOW_HALT,     /* hlt, ud2, int3, invalid: does not fall through */
+};
+
+/* Arch-neutral operation, enough for the semantics later stages need.
+ * Anything not listed is OP_OTHER: its register effects are still exact in
+ * `reads`/`writes`, it just has no linear meaning. */
+enum op {
+	OP_OTHER, OP_NOP,
+	OP_MOV, OP_MOVZX, OP_MOVSX,     /* movsx, movsxd; cdqe/cwde/cbw are OP_MOVSX reg<-reg */
+	OP_LEA, OP_ADD, OP_SUB, OP_ADC, OP_SBB, OP_INC, OP_DEC, OP_NEG, OP_NOT,
+	OP_IMUL, OP_MUL, OP_IDIV, OP_DIV,
+	OP_SHL, OP_SHR, OP_SAR, OP_ROL, OP_ROR,
+	OP_AND, OP_OR, OP_XOR, OP_CMP, OP_TEST,
+	OP_PUSH, OP_POP, OP_LEAVE, OP_ENTER,
+	OP_CALL, OP_RET, OP_JMP, OP_JCC, OP_CMOV, OP_SETCC,
+	OP_XCHG, OP_CMPXCHG, OP_XADD,
+	OP_MOVS, OP_STOS, OP_LODS, OP_CMPS, OP_SCAS,
+	OP_SYSCALL, OP_HALT,
+	OP_COUNT
+};
+
+/* Condition codes in x86 encoding order (the low nibble of jcc). */
+enum cond {
+	CC_O, CC_NO, CC_B, CC_AE, CC_E, CC_NE, CC_BE, CC_A,
+	CC_S, CC_NS, CC_P, CC_NP, CC_L, CC_GE, CC_LE, CC_G,
+	CC_RCXZ = 16,  /* jrcxz/jecxz */
+	CC_LOOP = 17,  /* loop: --rcx != 0 */
+	CC_NONE = 0xff,
+};
+
+enum acc_kind { ACC_R = 1, ACC_W = 2, ACC_RW = 3 };
+
+enum seg { SEG_NONE, SEG_FS, SEG_GS };
+
+#define MEM_RIPREL   0x01 /* disp is the absolute (unbiased) address; base = R_NONE */
+#define MEM_IMPLICIT 0x02 /* not an explicit operand (push, ret, movs, ...) */
+#define MEM_REP      0x04 /* string op under rep/repe/repne: repeats rcx times */
+#define MEM_COND     0x08 /* may not happen (cmovcc source, rep with rcx = 0) */
+
+/* One data memory access an instruction makes.  address =
+ * seg_base + base + index*scale + disp, with 64-bit wrap-around; a
+ * 32-bit address size (0x67) is flagged by addr32. */
+typedef struct mem_access {
+	uint8_t kind;       /* enum acc_kind; read-modify-write is ACC_RW */
+	uint8_t base;       /* enum reg or R_NONE */
+	uint8_t index;      /* enum reg or R_NONE */
+	uint8_t scale;      /* 1,2,4,8 (1 when no index) */
+	uint8_t seg;        /* enum seg */
+	uint8_t flags;      /* MEM_* */
+	bool addr32;
+	uint16_t size;      /* bytes per access (per element for rep strings) */
+	int64_t disp;
+} mem_access;
+
+enum opd_type { OPD_NONE, OPD_REG, OPD_IMM, OPD_MEM, OPD_OTHER };
+
+/* An explicit operand.  Non-GPR registers (xmm, x87, segment) have
+ * type OPD_OTHER. */
+typedef struct operand {
+	uint8_t type;       /* enum opd_type */
+	uint8_t size;       /* bytes */
+	uint8_t reg;        /* OPD_REG: enum reg */
+	bool high8;         /* OPD_REG: ah, ch, dh, bh */
+	uint8_t mem;        /* OPD_MEM: index into insn.mem (for lea: an
+	                       address computation with kind 0, not in nmem) */
+	int64_t imm;        /* OPD_IMM: sign-extended to 64 bits */
+} operand;
+
+#define INSN_MAX_MEM 3
+#define INSN_MAX_OPD 4
+
+typedef struct insn {
+	uint64_t addr;
+	uint8_t len;
+	uint8_t flow;       /* enum flow */
+	uint8_t op;         /* enum op */
+	uint8_t cond;       /* enum cond for jcc/cmovcc/setcc, else CC_NONE */
+	uint64_t target;    /* FLOW_JUMP/CJUMP/CALL: destination */
+	uint32_t reads;     /* REG_BIT mask of registers read (flags = R_FLAGS) */
+	uint32_t writes;    /* REG_BIT mask of registers written */
+	/* bytes written per GPR in `writes`: 8, 4 (zero-extends to 64),
+	 * 2 or 1 (merge; high8 when the byte is ah..bh) */
+	uint8_t wsize[16];
+	uint8_t flags_read;    /* bit per CF,PF,AF,ZF,SF,OF (FL_*) */
+	uint8_t flags_written;
+	uint8_t nopd;
+	operand opd[INSN_MAX_OPD];
+	uint8_t nmem;       /* data accesses, in the order the CPU makes them */
+	mem_access mem[INSN_MAX_MEM + 1]; /* +1: lea's AGEN slot */
+	char text[96];      /* Intel syntax, for printing */
+} insn;
+
+#define FL_CF 0x01
+#define FL_PF 0x02
+#define FL_AF 0x04
+#define FL_ZF 0x08
+#define FL_SF 0x10
+#define FL_OF 0x20
+
+/* Decodes one instruction at `addr`.  Returns 0, or -1 when the bytes are
+ * not a valid instruction (the record is then a FLOW_HALT of length 1). */
+int decode_insn(const uint8_t *code, size_t avail, uint64_t addr, insn *out);
+const char *reg_name(unsigned r);  /* 64-bit name, "flags", "rip" */
+const char *op_name(unsigned op);
+const char *cond_name(unsigned cc);
+
+/* ------------------------------------------------------------- the CFG */
+
+#define BLK_RET         0x0001 /* ends with ret */
+#define BLK_TAILCALL    0x0002 /* jump to another routine's start */
+#define BLK_NORETURN    0x0004 /* ends with a call that never returns */
+#define BLK_IJUMP       0x0008 /* ends with an unresolved indirect jump */
+#define BLK_JUMPTABLE   0x0010 /* ends with a resolved jump table */
+#define BLK_HALT        0x0020 /* hlt/ud2/int3/invalid bytes */
+#define BLK_CALL        0x0040 /* ends with a (returning) call */
+#define BLK_ENTRY       0x0080
+
+typedef struct block {
+	uint64_t start, end;        /* [start, end) */
+	uint32_t first, ninsn;      /* range in routine.insns */
+	uint32_t *succ, nsucc;      /* block indices; jump tables may have many */
+	uint32_t *pred, npred;
+	uint32_t flags;             /* BLK_* */
+	int32_t idom;               /* -1 for the entry and unreachable blocks */
+	int32_t loop;               /* innermost loop, or -1 */
+	uint64_t call_target;       /* BLK_CALL/BLK_NORETURN/BLK_TAILCALL direct target, 0 if indirect */
+} block;
+
+typedef struct loop {
+	uint32_t header;            /* block index */
+	int32_t parent;             /* loop index or -1 */
+	uint32_t depth;             /* 1 for outermost */
+	bool irreducible;           /* more than one entry */
+	uint32_t *blocks, nblocks;  /* all blocks, nested loops' included */
+	uint32_t *entries, nentries;/* blocks entered from outside (header first) */
+	/* exit edges: from block exit_from[i] (inside) to exit_to[i] (outside) */
+	uint32_t *exit_from, *exit_to, nexits;
+} loop;
+
+typedef struct routine {
+	char *name;                 /* symbol, or "sub_<hex>" */
+	uint64_t start;
+	insn *insns;                /* sorted by address */
+	uint32_t ninsn;
+	block *blocks;              /* block 0 is the entry, the rest sorted by start */
+	uint32_t nblocks;
+	loop *loops;                /* outer loops before inner ones */
+	uint32_t nloops;
+	bool partial;               /* an indirect jump could not be resolved */
+	bool noreturn;
+	bool irreducible;           /* has an irreducible loop */
+	uint64_t *callees;          /* direct call targets (analyzed routines or PLT) */
+	uint32_t ncallees;
+	uint32_t nmem;              /* instructions with a data access */
+} routine;
+
+typedef struct program {
+	binary bin;
+	routine *routines;          /* sorted by start */
+	uint32_t nroutines;
+} program;
+
+/* Loads `path` and builds every routine's CFG, dominators and loops. */
+int program_load(program *p, const char *path, char err[ERR_LEN]);
+void program_free(program *p);
+routine *program_routine_at(program *p, uint64_t start);
+routine *program_routine_named(program *p, const char *name);
+
+/* Passes (cfg.c, dom.c, loop.c), run by program_load. */
+void cfg_build(program *p);
+void dom_compute(routine *r);
+void loop_find(routine *r);
+/* Index of the block containing addr in r, or -1. */
+int cfg_block_of(const routine *r, uint64_t addr);
+void cfg_routine_free(routine *r);
+bool dom_dominates(const routine *r, uint32_t a, uint32_t b);
+
+/* Printing (print.c) */
+#include <stdio.h>
+void print_cfg(FILE *f, const program *p, const routine *r, bool dot);
+void print_loops(FILE *f, const program *p, const routine *r);
+void print_summary(FILE *f, const program *p);
+void print_access(FILE *f, const mem_access *m);
+
+#endif

@@ -1,0 +1,312 @@
+/* check.c — skel check: the replayed trace against valgrind lackey on the
+ * very same execution.
+ *
+ * The program runs once, under lackey and the recorder together.  Lackey's
+ * data accesses are attributed to the instruction line before them; those
+ * of the main executable's text count, and so do those of trampoline code
+ * standing for a displaced instruction (the value trace's map gives its
+ * original pc).  The replayed trace must equal that sequence access for
+ * access; threads are matched as an interleaving of the per-thread
+ * streams, since lackey does not say which thread ran. */
+#include "driver/run.h"
+#include "analyzer/analyzer.h"
+#include "analyzer/util.h"
+#include "replay/format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct acc {
+	uint64_t pc, addr;
+	uint32_t size;
+	uint8_t w;
+} acc;
+
+typedef VEC(acc) acc_vec;
+
+typedef struct text_range {
+	uint64_t lo, hi;
+} text_range;
+
+static int cmp_map(const void *x, const void *y)
+{
+	const vt_map_entry *a = x, *b = y;
+	return (a->tramp > b->tramp) - (a->tramp < b->tramp);
+}
+
+static const vt_map_entry *map_find(const vt_streams *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->nmap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->map[mid].tramp + s->map[mid].len <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nmap && a >= s->map[lo].tramp ? &s->map[lo] : NULL;
+}
+
+/* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...". */
+static int read_lackey(const char *log, const vt_streams *s, const binary *b,
+		       uint64_t bias, acc_vec *out)
+{
+	FILE *f = fopen(log, "r");
+	if (!f)
+		return -1;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < b->nsections; i++)
+		if (b->sections[i].exec) {
+			if (b->sections[i].addr < lo)
+				lo = b->sections[i].addr;
+			if (b->sections[i].addr + b->sections[i].size > hi)
+				hi = b->sections[i].addr + b->sections[i].size;
+		}
+	char line[256];
+	uint64_t pc = 0;
+	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long a, n;
+		if (line[0] == 'I' && sscanf(line + 1, " %llx,%llu", &a, &n) == 2) {
+			const vt_map_entry *m;
+			mode = 0;
+			if (a >= lo + bias && a < hi + bias) {
+				pc = a - bias;
+				mode = 1;
+			} else if ((m = map_find(s, a))) {
+				pc = m->pc;
+				mode = m->kind == VT_MAP_DISPLACED || m->kind == VT_MAP_CALL_JMP ? 1 :
+				       m->kind == VT_MAP_CALL_PUSH ? 2 : 0;
+			}
+			continue;
+		}
+		if (line[0] != ' ' || !mode)
+			continue;
+		char k = line[1];
+		if (sscanf(line + 2, " %llx,%llu", &a, &n) != 2)
+			continue;
+		if (mode == 2 && k != 'S')
+			continue;
+		acc x = { .pc = pc, .addr = a, .size = (uint32_t)n };
+		if (k == 'L' || k == 'M') {
+			x.w = 0;
+			vec_push(*out, x);
+		}
+		if (k == 'S' || k == 'M') {
+			x.w = 1;
+			vec_push(*out, x);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+typedef struct thread_trace {
+	acc_vec a;
+	size_t pos;
+} thread_trace;
+
+typedef VEC(thread_trace) thread_vec;
+
+static int read_replayed(const char *path, thread_vec *threads)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[256];
+	thread_trace *cur = NULL;
+	while (fgets(line, sizeof line, f)) {
+		if (line[0] == '#') {
+			thread_trace t = {0};
+			vec_push(*threads, t);
+			cur = &threads->a[threads->n - 1];
+			continue;
+		}
+		unsigned long long pc, size, addr;
+		char k;
+		if (!cur || sscanf(line, "%llx %c %llx %llx", &pc, &k, &size, &addr) != 4)
+			continue;
+		acc x = { .pc = pc, .addr = addr, .size = (uint32_t)size, .w = k == 'W' };
+		vec_push(cur->a, x);
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool same(const acc *a, const acc *b)
+{
+	return a->pc == b->pc && a->addr == b->addr && a->size == b->size && a->w == b->w;
+}
+
+static void print_acc(const char *who, const acc *a, uint64_t bias)
+{
+	fprintf(stderr, "  %-8s pc 0x%" PRIx64 " (link 0x%" PRIx64 ") %c size %u addr 0x%" PRIx64 "\n",
+		who, a->pc, a->pc - bias, a->w ? 'W' : 'R', a->size, a->addr);
+}
+
+/* Matches lackey's sequence as an interleaving of the thread streams,
+ * preferring the thread that matched last. */
+static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
+{
+	size_t cur = 0, total = 0;
+	for (size_t t = 0; t < threads->n; t++)
+		total += threads->a[t].a.n;
+	for (size_t i = 0; i < oracle->n; i++) {
+		acc o = oracle->a[i];
+		o.pc += bias;
+		bool ok = false;
+		for (size_t k = 0; k < threads->n && !ok; k++) {
+			size_t t = (cur + k) % threads->n;
+			thread_trace *tt = &threads->a[t];
+			if (tt->pos < tt->a.n && same(&tt->a.a[tt->pos], &o)) {
+				tt->pos++;
+				cur = t;
+				ok = true;
+			}
+		}
+		if (!ok) {
+			fprintf(stderr, "skel check: MISMATCH at access %zu of %zu (oracle):\n", i + 1,
+				oracle->n);
+			for (size_t c = i >= 3 ? i - 3 : 0; c < i; c++) {
+				acc p = oracle->a[c];
+				p.pc += bias;
+				print_acc("matched", &p, bias);
+			}
+			print_acc("valgrind", &o, bias);
+			thread_trace *tt = &threads->a[cur];
+			if (tt->pos < tt->a.n)
+				print_acc("skel", &tt->a.a[tt->pos], bias);
+			else
+				fprintf(stderr, "  skel     (thread %zu's trace has ended)\n", cur);
+			printf("check: %zu of %zu accesses matched before the first divergence\n", i,
+			       oracle->n);
+			return 1;
+		}
+	}
+	for (size_t t = 0; t < threads->n; t++) {
+		thread_trace *tt = &threads->a[t];
+		if (tt->pos < tt->a.n) {
+			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
+				"accesses more than valgrind saw; first:\n", t, tt->a.n - tt->pos);
+			print_acc("skel", &tt->a.a[tt->pos], bias);
+			printf("check: %zu accesses matched, %zu extra in the replay\n", oracle->n,
+			       total - oracle->n);
+			return 1;
+		}
+	}
+	printf("check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
+	       oracle->n, total, threads->n, threads->n == 1 ? "" : "s");
+	return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	int n = argc;
+	char **app = NULL;
+	const char *skel = NULL;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			n = i;
+			app = i + 1 < argc ? argv + i + 1 : NULL;
+			break;
+		}
+	for (int i = 1; i < n; i++) {
+		if (argv[i][0] == '-') {
+			fprintf(stderr, "skel: check: unknown option %s\n", argv[i]);
+			return 2;
+		}
+		skel = argv[i];
+	}
+	if (!app) {
+		fprintf(stderr, "skel: check: usage: skel check [SKEL] -- APP [ARGS...]\n");
+		return 2;
+	}
+	char dir[] = "/tmp/skel-check-XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("skel: check: mkdtemp");
+		return 1;
+	}
+	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], trace[PATH_MAX];
+	snprintf(gen_path, sizeof gen_path, "%s/skel.c", dir);
+	snprintf(vals, sizeof vals, "%s/app.vals", dir);
+	snprintf(log, sizeof log, "%s/lackey.log", dir);
+	snprintf(trace, sizeof trace, "%s/trace.txt", dir);
+	int rc = 1;
+	if (!skel) {
+		char self[PATH_MAX];
+		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+		self[sl > 0 ? sl : 0] = 0;
+		char *gav[] = { self, "gen", app[0], "-o", gen_path, NULL };
+		if (run_wait(gav, NULL) != 0)
+			goto out;
+		skel = gen_path;
+	}
+	char *bin = compile_skeleton(skel);
+	if (!bin)
+		goto out;
+	int st = record_run(skel, vals, app, log);
+	if (st < 0) {
+		free(bin);
+		goto out;
+	}
+	if (st >= 128)
+		fprintf(stderr, "skel check: %s was killed by signal %d; checking what it did\n",
+			app[0], st - 128);
+	char *rav[] = { bin, vals, "-o", trace, "--quiet", NULL };
+	int rr = run_wait(rav, NULL);
+	free(bin);
+	if (rr == 2)
+		goto out;
+
+	char err[FMT_ERR_LEN];
+	vt_streams s;
+	if (vtrace_load_streams(vals, &s, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", vals, err);
+		goto out;
+	}
+	if (s.nmap)
+		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
+	vtrace vt;
+	uint64_t bias = 0;
+	if (vtrace_open(&vt, vals, err) == 0) {
+		bias = vt.header.image_base;
+		vtrace_close(&vt);
+	}
+	binary b;
+	char berr[ERR_LEN];
+	if (elf_open(&b, app[0], berr) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", app[0], berr);
+		vtrace_streams_free(&s);
+		goto out;
+	}
+	acc_vec oracle = {0};
+	thread_vec threads = {0};
+	if (read_lackey(log, &s, &b, bias, &oracle) < 0 || read_replayed(trace, &threads) < 0)
+		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
+	else
+		rc = compare(&oracle, &threads, bias) || rr != 0;
+	if (rr == 3)
+		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
+	for (size_t t = 0; t < threads.n; t++)
+		free(threads.a[t].a.a);
+	free(threads.a);
+	free(oracle.a);
+	elf_close(&b);
+	vtrace_streams_free(&s);
+out:
+	if (!getenv("SKEL_KEEP")) {
+		unlink(gen_path);
+		unlink(vals);
+		unlink(log);
+		unlink(trace);
+		rmdir(dir);
+	} else {
+		fprintf(stderr, "skel check: files kept in %s\n", dir);
+	}
+	return rc;
+}

@@ -1,0 +1,412 @@
+/* run.c — skel gen, record and replay, and what they share: finding the
+ * runtime, compiling a skeleton (cached by content hash), running the
+ * program under the recorder. */
+#include "driver/run.h"
+#include "analyzer/analyzer.h"
+#include "analyzer/util.h"
+#include "skelgen/skelgen.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int fail(const char *file, const char *msg)
+{
+	fprintf(stderr, "skel: %s: %s\n", file, msg);
+	return 1;
+}
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
+	return 2;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* The source tree skel runs from: $SKEL_HOME, else the first ancestor of
+ * the executable's directory holding replay/skel_rt.h. */
+const char *skel_home(void)
+{
+	static char home[PATH_MAX];
+	if (home[0])
+		return home;
+	const char *env = getenv("SKEL_HOME");
+	if (env) {
+		snprintf(home, sizeof home, "%s", env);
+		return home;
+	}
+	ssize_t n = readlink("/proc/self/exe", home, sizeof home - 1);
+	if (n <= 0) {
+		strcpy(home, ".");
+		return home;
+	}
+	home[n] = 0;
+	for (;;) {
+		char *slash = strrchr(home, '/');
+		if (!slash || slash == home) {
+			strcpy(home, ".");
+			return home;
+		}
+		*slash = 0;
+		char rt_h[PATH_MAX + 32];
+		snprintf(rt_h, sizeof rt_h, "%s/replay/skel_rt.h", home);
+		if (exists(rt_h))
+			return home;
+	}
+}
+
+char *read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	VEC(char) v = {0};
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		for (size_t i = 0; i < n; i++)
+			vec_push(v, buf[i]);
+	fclose(f);
+	vec_push(v, 0);
+	if (len)
+		*len = v.n - 1;
+	return v.a;
+}
+
+/* The identity a skeleton was generated for (its sk_binary_id). */
+int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len)
+{
+	const char *key = "const char sk_binary_id[] = \"";
+	const char *p = strstr(text, key);
+	if (!p)
+		return -1;
+	p += strlen(key);
+	const char *q = strchr(p, '"');
+	if (!q || (size_t)(q - p) >= len)
+		return -1;
+	memcpy(id, p, (size_t)(q - p));
+	id[q - p] = 0;
+	(void)skel_path;
+	return 0;
+}
+
+static const char *cache_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h = getenv("HOME");
+	if (x && *x)
+		snprintf(dir, sizeof dir, "%s/skel", x);
+	else
+		snprintf(dir, sizeof dir, "%s/.cache/skel", h && *h ? h : "/tmp");
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s", dir);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	mkdir(tmp, 0755);
+	return dir;
+}
+
+int run_wait(char **argv, const char *out_path)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (out_path && !freopen(out_path, "w", stdout))
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+char *compile_skeleton(const char *skel_path)
+{
+	size_t len;
+	char *text = read_text(skel_path, &len);
+	if (!text) {
+		fail(skel_path, strerror(errno));
+		return NULL;
+	}
+	char id[160];
+	if (skeleton_binary_id(skel_path, text, id, sizeof id) < 0) {
+		fail(skel_path, "not a skel skeleton (no sk_binary_id)");
+		free(text);
+		return NULL;
+	}
+	uint64_t h = skel_fnv1a64(SKEL_FNV1A64_INIT, text, len);
+	h = skel_fnv1a64(h, SKEL_VERSION, strlen(SKEL_VERSION));
+	free(text);
+	const char *home = skel_home();
+	char rt[PATH_MAX];
+	snprintf(rt, sizeof rt, "%s/replay/replayer.c", home);
+	size_t rlen;
+	char *rtext = read_text(rt, &rlen);
+	if (!rtext) {
+		fail(rt, "replay runtime not found (set SKEL_HOME to skel's source tree)");
+		return NULL;
+	}
+	h = skel_fnv1a64(h, rtext, rlen);
+	free(rtext);
+
+	char *out = xmalloc(PATH_MAX);
+	snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, cache_dir(), h);
+	if (exists(out))
+		return out;
+	char tmp[PATH_MAX + 16], inc1[PATH_MAX + 8], inc2[PATH_MAX + 8], vt[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s.%d", out, (int)getpid());
+	snprintf(inc1, sizeof inc1, "-I%s/replay", home);
+	snprintf(inc2, sizeof inc2, "-I%s", home);
+	snprintf(vt, sizeof vt, "%s/replay/vtrace.c", home);
+	char *cc = getenv("CC") ? getenv("CC") : "gcc";
+	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-Wno-unused-label", "-std=gnu11",
+			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
+	int rc = run_wait(argv, NULL);
+	if (rc != 0 || rename(tmp, out) != 0) {
+		fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
+		unlink(tmp);
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* ---------------------------------------------------------------- gen */
+
+int cmd_gen(int argc, char **argv)
+{
+	const char *app = NULL, *out = NULL, *patch_out = NULL;
+	skel_opts o = {0};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--patch") && i + 1 < argc)
+			patch_out = argv[++i];
+		else if (!strcmp(argv[i], "--all-accesses"))
+			o.all_accesses = true;
+		else if (argv[i][0] == '-')
+			return usage_error("gen: unknown option");
+		else if (!app)
+			app = argv[i];
+		else
+			return usage_error("gen: too many arguments");
+	}
+	if (!app)
+		return usage_error("gen: missing APP");
+	o.app = app;
+	program p;
+	char err[ERR_LEN];
+	if (program_load(&p, app, err) < 0)
+		return fail(app, err);
+	FILE *f = out ? fopen(out, "w") : stdout;
+	if (!f) {
+		program_free(&p);
+		return fail(out, strerror(errno));
+	}
+	patch pt;
+	skel_stats st;
+	int rc = skel_generate(f, &p, &o, &pt, &st, err);
+	if (out)
+		fclose(f);
+	if (rc == 0 && patch_out) {
+		FILE *pf = fopen(patch_out, "w");
+		if (!pf)
+			rc = fail(patch_out, strerror(errno));
+		else {
+			patch_write(pf, &pt);
+			fclose(pf);
+		}
+	} else if (rc < 0) {
+		rc = fail(app, err);
+	}
+	if (rc == 0)
+		fprintf(stderr, "skel: gen: %u routines, %" PRIu64 " memory instructions, %" PRIu64
+			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
+			st.mem_insns, st.probes, st.direct,
+			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
+	patch_free(&pt);
+	program_free(&p);
+	return rc;
+}
+
+/* ------------------------------------------------------------- record */
+
+/* Refuses a skeleton made for another binary. */
+static int check_identity(const char *skel_path, const char *text, const char *app)
+{
+	char want[160];
+	if (skeleton_binary_id(skel_path, text, want, sizeof want) < 0)
+		return fail(skel_path, "not a skel skeleton (no sk_binary_id)");
+	binary b;
+	char err[ERR_LEN];
+	if (elf_open(&b, app, err) < 0)
+		return fail(app, err);
+	int rc = 0;
+	if (strcmp(b.id_hex, want)) {
+		char msg[ERR_LEN + 200];
+		snprintf(msg, sizeof msg, "this binary (%s) is not the one %s was generated for (%s)",
+			 b.id_hex, skel_path, want);
+		fprintf(stderr, "skel: %s: %s\n", app, msg);
+		rc = 1;
+	}
+	elf_close(&b);
+	return rc;
+}
+
+int record_run(const char *skel_path, const char *values, char **app_argv,
+	       const char *valgrind_log)
+{
+	size_t len;
+	char *text = read_text(skel_path, &len);
+	if (!text) {
+		fail(skel_path, strerror(errno));
+		return -1;
+	}
+	if (check_identity(skel_path, text, app_argv[0])) {
+		free(text);
+		return -1;
+	}
+	char *ptext = skel_extract_patch(text);
+	free(text);
+	if (!ptext) {
+		fail(skel_path, "no embedded patch (SKEL-PATCH-BEGIN missing)");
+		return -1;
+	}
+	char patch_path[] = "/tmp/skel-patch-XXXXXX";
+	int fd = mkstemp(patch_path);
+	if (fd < 0 || write(fd, ptext, strlen(ptext)) != (ssize_t)strlen(ptext)) {
+		free(ptext);
+		fail(patch_path, "cannot write the patch");
+		return -1;
+	}
+	close(fd);
+	free(ptext);
+	char lib[PATH_MAX];
+	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());
+	if (!exists(lib)) {
+		fail(lib, "recorder library not built (run make)");
+		unlink(patch_path);
+		return -1;
+	}
+	unlink(values);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("SKEL_PATCH", patch_path, 1);
+		setenv("SKEL_VALUES", values, 1);
+		if (valgrind_log) {
+			char logopt[PATH_MAX + 16];
+			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
+			VEC(char *) av = {0};
+			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes", logopt };
+			for (size_t i = 0; i < 4; i++)
+				vec_push(av, pre[i]);
+			for (char **a = app_argv; *a; a++)
+				vec_push(av, *a);
+			vec_push(av, (char *)NULL);
+			execvp("valgrind", av.a);
+		} else {
+			execvp(app_argv[0], app_argv);
+		}
+		fprintf(stderr, "skel: %s: %s\n", app_argv[0], strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	unlink(patch_path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Splits "SKEL -o VALUES -- APP ARGS" style arguments: the app argv starts
+ * after "--". */
+static char **after_dashes(int argc, char **argv, int *nbefore)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			*nbefore = i;
+			return i + 1 < argc ? argv + i + 1 : NULL;
+		}
+	*nbefore = argc;
+	return NULL;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	int n;
+	char **app = after_dashes(argc, argv, &n);
+	const char *skel = NULL, *out = NULL;
+	for (int i = 1; i < n; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < n)
+			out = argv[++i];
+		else if (argv[i][0] == '-')
+			return usage_error("record: unknown option");
+		else if (!skel)
+			skel = argv[i];
+		else
+			return usage_error("record: too many arguments before --");
+	}
+	if (!skel || !out || !app)
+		return usage_error("record: usage: skel record SKEL -o VALUES -- APP [ARGS...]");
+	int rc = record_run(skel, out, app, NULL);
+	if (rc < 0)
+		return 1;
+	if (rc >= 128)
+		fprintf(stderr, "skel: %s: killed by signal %d; the values recorded up to then are in %s\n",
+			app[0], rc - 128, out);
+	return rc;
+}
+
+/* ------------------------------------------------------------- replay */
+
+int cmd_replay(int argc, char **argv)
+{
+	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			format = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("replay: unknown option");
+		else if (!skel)
+			skel = argv[i];
+		else if (!values)
+			values = argv[i];
+		else
+			return usage_error("replay: too many arguments");
+	}
+	if (!skel || !values)
+		return usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format text|count]");
+	if (strcmp(format, "text") && strcmp(format, "count"))
+		return usage_error("replay: --format must be text or count");
+	if (!exists(values))
+		return fail(values, strerror(ENOENT));
+	char *bin = compile_skeleton(skel);
+	if (!bin)
+		return 1;
+	char *av[] = { bin, (char *)values, "-o", (char *)out, "--format", (char *)format, NULL };
+	int rc = run_wait(av, NULL);
+	free(bin);
+	return rc;
+}

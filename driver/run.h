@@ -1,0 +1,25 @@
+/* run.h — the driver's run-time commands: gen, record, replay, check. */
+#ifndef SKEL_DRIVER_RUN_H
+#define SKEL_DRIVER_RUN_H
+
+#include <stddef.h>
+
+int cmd_gen(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* helpers shared by the commands (run.c) */
+const char *skel_home(void);
+char *read_text(const char *path, size_t *len);
+int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len);
+/* Compiles the skeleton (cached by content hash); returns the path of the
+ * replayer program (malloc'd) or NULL after printing why. */
+char *compile_skeleton(const char *skel_path);
+/* Runs APP under the recorder; returns the exit status as a shell would
+ * report it (128+signal when killed), or -1 when it could not start. */
+int record_run(const char *skel_path, const char *values, char **app_argv,
+	       const char *valgrind_log);
+int run_wait(char **argv, const char *out_path);
+
+#endif

@@ -1,0 +1,227 @@
+/* skel — the command-line driver.  Each subcommand parses its arguments,
+ * calls the stages and prints; errors are "skel: FILE: what is wrong". */
+#include "analyzer/analyzer.h"
+#include "ivres/ivres.h"
+#include "driver/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+"usage: skel COMMAND [ARGS]\n"
+"\n"
+"skel traces the data addresses an x86-64 program touches, by program\n"
+"skeletonization: the binary is analyzed once, most addresses are computed\n"
+"by a generated C skeleton, and only the few register values it cannot\n"
+"compute are recorded at run time.\n"
+"\n"
+"Tracing:\n"
+"  skel gen APP [-o SKEL.c] [--patch FILE] [--all-accesses]\n"
+"                                the C skeleton of APP (stdout by default); it embeds\n"
+"                                the patch and APP's identity.  --all-accesses: the\n"
+"                                full-tracing baseline (every address recorded)\n"
+"  skel record SKEL.c -o VALUES -- APP [ARGS...]\n"
+"                                run APP, storing the recorded values in VALUES\n"
+"  skel replay SKEL.c VALUES [-o TRACE] [--format text|count]\n"
+"                                regenerate the trace: one access per line,\n"
+"                                'PC R|W SIZE ADDR' in hex, per thread\n"
+"  skel check [SKEL.c] -- APP [ARGS...]\n"
+"                                run APP once under valgrind lackey and the recorder,\n"
+"                                replay, and compare access by access (exit 0 only\n"
+"                                on a full match)\n"
+"\n"
+"Looking inside the analysis:\n"
+"  skel cfg APP [FUNC] [--dot]   routines, blocks, instructions and their memory\n"
+"                                accesses, edges; Graphviz with --dot (needs FUNC)\n"
+"  skel loops APP [FUNC]         the loop nesting forest, indented\n"
+"  skel analyze APP [FUNC] [--json]\n"
+"                                per loop its counter and IVs, per access its\n"
+"                                address in counters and leaves (or direct), per\n"
+"                                branch computed or recorded, the probes, totals\n"
+"  skel summary APP              one line: routines, blocks, instructions,\n"
+"                                memory instructions, loops, irreducible loops,\n"
+"                                unresolved indirect jumps, partial routines\n"
+"\n"
+"Options:\n"
+"  -h, --help                    this text\n"
+"  --version                     the version\n"
+"\n"
+"Scope: the main executable's code; accesses made inside shared libraries are\n"
+"not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
+
+static int fail(const char *file, const char *msg)
+{
+	fprintf(stderr, "skel: %s: %s\n", file, msg);
+	return 1;
+}
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
+	return 2;
+}
+
+typedef struct view_args {
+	const char *app, *func;
+	bool dot, json;
+} view_args;
+
+static int parse_view(int argc, char **argv, view_args *a)
+{
+	memset(a, 0, sizeof *a);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dot"))
+			a->dot = true;
+		else if (!strcmp(argv[i], "--json"))
+			a->json = true;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("unknown option"), -1;
+		else if (!a->app)
+			a->app = argv[i];
+		else if (!a->func)
+			a->func = argv[i];
+		else
+			return usage_error("too many arguments"), -1;
+	}
+	if (!a->app)
+		return usage_error("missing APP"), -1;
+	return 0;
+}
+
+static int load(program *p, const char *path)
+{
+	char err[ERR_LEN];
+	if (program_load(p, path, err) < 0)
+		return fail(path, err);
+	return 0;
+}
+
+enum view { V_CFG, V_LOOPS, V_SUMMARY, V_ANALYZE };
+
+typedef struct totals {
+	uint64_t mem, probes, inner, direct, classes, accesses;
+	uint32_t routines, modeled;
+} totals;
+
+static void analyze_one(const program *p, const routine *r, bool json, bool first, totals *t)
+{
+	analysis a;
+	iv_analyze(&a, p, r, 0);
+	if (json)
+		iv_print_json(stdout, &a, first);
+	else
+		iv_print(stdout, &a);
+	t->mem += a.nmem_insns;
+	t->probes += a.nprobes;
+	t->inner += a.ninner_probes;
+	t->direct += a.ndirect;
+	t->classes += a.ncls;
+	t->accesses += a.nacc;
+	t->routines++;
+	t->modeled += a.modeled;
+	iv_free(&a);
+}
+
+static void analyze(const program *p, const routine *only, bool json)
+{
+	totals t = {0};
+	if (json)
+		fputs("{\"routines\":[\n", stdout);
+	for (uint32_t i = 0; i < p->nroutines; i++)
+		if (!only || only == &p->routines[i])
+			analyze_one(p, &p->routines[i], json, t.routines == 0, &t);
+	double ratio = t.mem ? (double)t.probes / (double)t.mem : 0.0;
+	if (json) {
+		printf("],\n\"totals\":{\"routines\":%u,\"modeled\":%u,\"memory_instructions\":%llu,"
+		       "\"accesses\":%llu,\"classes\":%llu,\"direct\":%llu,\"probes\":%llu,"
+		       "\"inner_probes\":%llu,\"static_ratio\":%.4f}}\n",
+		       t.routines, t.modeled, (unsigned long long)t.mem, (unsigned long long)t.accesses,
+		       (unsigned long long)t.classes, (unsigned long long)t.direct,
+		       (unsigned long long)t.probes, (unsigned long long)t.inner, ratio);
+		return;
+	}
+	printf("total: %u routines (%u modeled), %llu memory instructions, %llu accesses, "
+	       "%llu classes, %llu direct, %llu probes (%llu in innermost loops), static ratio %.3f\n",
+	       t.routines, t.modeled, (unsigned long long)t.mem, (unsigned long long)t.accesses,
+	       (unsigned long long)t.classes, (unsigned long long)t.direct,
+	       (unsigned long long)t.probes, (unsigned long long)t.inner, ratio);
+}
+
+static int cmd_view(int argc, char **argv, enum view v)
+{
+	view_args a;
+	program p;
+	if (parse_view(argc, argv, &a) < 0)
+		return 2;
+	if (a.dot && !a.func)
+		return usage_error("--dot needs FUNC");
+	if (load(&p, a.app))
+		return 1;
+	int rc = 0;
+	if (v == V_ANALYZE) {
+		routine *r = a.func ? program_routine_named(&p, a.func) : NULL;
+		if (a.func && !r) {
+			char msg[ERR_LEN];
+			snprintf(msg, sizeof msg, "no routine named '%s'", a.func);
+			rc = fail(a.app, msg);
+		} else {
+			analyze(&p, r, a.json);
+		}
+	} else if (a.func) {
+		routine *r = program_routine_named(&p, a.func);
+		if (!r) {
+			char msg[ERR_LEN];
+			snprintf(msg, sizeof msg, "no routine named '%s'", a.func);
+			rc = fail(a.app, msg);
+		} else if (v == V_CFG) {
+			print_cfg(stdout, &p, r, a.dot);
+		} else {
+			print_loops(stdout, &p, r);
+		}
+	} else {
+		for (uint32_t i = 0; i < p.nroutines && v != V_SUMMARY; i++) {
+			if (v == V_CFG)
+				print_cfg(stdout, &p, &p.routines[i], false);
+			else if (p.routines[i].nloops)
+				print_loops(stdout, &p, &p.routines[i]);
+		}
+		print_summary(stdout, &p);
+	}
+	program_free(&p);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("missing COMMAND");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("skel %s\n", SKEL_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "cfg"))
+		return cmd_view(argc - 1, argv + 1, V_CFG);
+	if (!strcmp(cmd, "loops"))
+		return cmd_view(argc - 1, argv + 1, V_LOOPS);
+	if (!strcmp(cmd, "gen"))
+		return cmd_gen(argc - 1, argv + 1);
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(cmd, "replay"))
+		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(cmd, "check"))
+		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(cmd, "analyze"))
+		return cmd_view(argc - 1, argv + 1, V_ANALYZE);
+	if (!strcmp(cmd, "summary"))
+		return cmd_view(argc - 1, argv + 1, V_SUMMARY);
+	char msg[128];
+	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
+	return usage_error(msg);
+}

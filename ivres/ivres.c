@@ -1,0 +1,550 @@
+/* ivres.c — induction-variable resolution, branch conditions, BID classes
+ * and probe selection for one routine.
+ *
+ * IVs follow Ketterlin & Clauss (ISPASS 2011): a header φ whose entry
+ * argument α is one value and whose every back-edge argument is φ + β, β
+ * invariant in the loop, is α + β·I with I the loop's normalized counter
+ * (back edges taken since the loop was entered).  BID classes follow
+ * Economo et al. ("Selective expression-based x86 instrumentation"):
+ * accesses whose addresses differ by a constant share one base.  Probes are
+ * the leaves those expressions need, placed at their definition, so a
+ * loop-invariant leaf is recorded once outside the loop. */
+#include "ivres/ivres.h"
+#include "analyzer/util.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* ---------------------------------------------------------- helpers */
+
+static bool loop_contains(const routine *r, uint32_t l, uint32_t b)
+{
+	for (int32_t x = r->blocks[b].loop; x >= 0; x = r->loops[x].parent)
+		if ((uint32_t)x == l)
+			return true;
+	return false;
+}
+
+static bool value_in_loop(const analysis *a, uint32_t v, uint32_t l)
+{
+	const ssa_value *sv = &a->s.vals[v];
+	if (sv->kind == V_ENTRY || sv->kind == V_UNDEF)
+		return false;
+	return loop_contains(a->r, l, sv->block);
+}
+
+static uint32_t block_of_insn(const routine *r, uint32_t i)
+{
+	return (uint32_t)cfg_block_of(r, r->insns[i].addr);
+}
+
+static uint32_t depth_of_block(const routine *r, uint32_t b)
+{
+	int32_t l = r->blocks[b].loop;
+	return l < 0 ? 0 : r->loops[l].depth;
+}
+
+typedef struct inv_check {
+	const analysis *a;
+	uint32_t loop;
+	bool ok;
+} inv_check;
+
+static void inv_leaf(uint32_t v, void *arg)
+{
+	inv_check *c = arg;
+	if (value_in_loop(c->a, v, c->loop))
+		c->ok = false;
+}
+
+/* Invariant in loop l: no leaf defined inside it, no counter at all (a
+ * counter of an enclosing loop would be fine, but keeping steps free of
+ * counters keeps the closed forms affine). */
+static bool invariant_in(const analysis *a, expr *e, uint32_t l)
+{
+	inv_check c = { a, l, true };
+	if (expr_has_counter(e))
+		return false;
+	expr_leaves(e, inv_leaf, &c);
+	return c.ok;
+}
+
+/* Splits e = leaf(phi) + rest; returns rest, or NULL when phi does not
+ * appear exactly once with coefficient 1 at the top of e's sum. */
+static expr *minus_phi(expr_ctx *ec, expr *e, expr *phi, int *found)
+{
+	if (e == phi) {
+		(*found)++;
+		return expr_const(ec, 0);
+	}
+	if (e->kind != E_ADD)
+		return e;
+	expr *x = minus_phi(ec, e->a, phi, found);
+	expr *y = minus_phi(ec, e->b, phi, found);
+	return expr_add(ec, x, y);
+}
+
+/* ------------------------------------------------ induction variables */
+
+static bool clean32(const expr *e)
+{
+	if (e->kind == E_ZEXT && e->bits == 32)
+		return true;
+	return e->kind == E_CONST && e->k >= 0 && e->k <= (int64_t)UINT32_MAX;
+}
+
+/* Tries to resolve the φ `v` of loop l; returns its closed form or NULL. */
+static expr *resolve_phi(analysis *a, uint32_t v, uint32_t l, iv *out)
+{
+	const routine *r = a->r;
+	const ssa_value *sv = &a->s.vals[v];
+	const block *h = &r->blocks[r->loops[l].header];
+	expr_ctx *ec = a->ec;
+	uint32_t alpha = SSA_NONE;
+	expr *beta = NULL, *phi = expr_leaf(ec, v);
+	unsigned bits = 64;
+
+	for (uint32_t i = 0; i < sv->nargs; i++) {
+		uint32_t arg = sv->args[i];
+		if (!loop_contains(r, l, h->pred[i])) {
+			if (alpha != SSA_NONE && alpha != arg)
+				return NULL;
+			alpha = arg;
+			continue;
+		}
+		expr *e = expr_of_value(ec, arg);
+		unsigned eb = 64;
+		if (e->kind == E_ZEXT && e->bits == 32) {
+			e = e->a;
+			eb = 32;
+		}
+		int found = 0;
+		expr *step = minus_phi(ec, e, phi, &found);
+		if (found != 1 || (beta && (step != beta || eb != bits)))
+			return NULL;
+		beta = step;
+		bits = eb;
+	}
+	if (alpha == SSA_NONE || !beta || !invariant_in(a, beta, l))
+		return NULL;
+	expr *init = expr_of_value(ec, alpha);
+	if (bits == 32 && !clean32(init))
+		return NULL;
+	expr *I = expr_counter(ec, l);
+	expr *term = beta->kind == E_CONST ? expr_mul(ec, I, beta->k) : expr_mulv(ec, beta, I);
+	expr *closed = expr_add(ec, init, term);
+	if (bits == 32)
+		closed = expr_zext(ec, closed, 32);
+	*out = (iv){ .phi = v, .loop = l, .init = init, .step = beta, .bits = bits };
+	return closed;
+}
+
+static void find_ivs(analysis *a)
+{
+	const routine *r = a->r;
+	VEC(iv) ivs = {0};
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		if (r->loops[l].irreducible)
+			continue;
+		uint32_t h = r->loops[l].header;
+		uint32_t found = 0;
+		for (unsigned var = 0; var < 16; var++) {
+			uint32_t v = a->s.at_start[h][var];
+			const ssa_value *sv = &a->s.vals[v];
+			if (sv->kind != V_PHI || sv->block != h)
+				continue;
+			iv x;
+			expr *closed = resolve_phi(a, v, l, &x);
+			if (!closed)
+				continue;
+			expr_set_value(a->ec, v, closed);
+			vec_push(ivs, x);
+			found++;
+		}
+		a->loops[l].niv = found;
+		/* inner loops see this loop's closed forms */
+		expr_reset_memo(a->ec);
+	}
+	a->ivs = ivs.a;
+	a->nivs = (uint32_t)ivs.n;
+}
+
+/* --------------------------------------------------------- accesses */
+
+/* Whether a leaf can be recorded by a probe placed at its definition. */
+static bool recordable(const analysis *a, uint32_t v)
+{
+	const ssa_value *sv = &a->s.vals[v];
+	const routine *r = a->r;
+	switch (sv->kind) {
+	case V_ENTRY:
+		/* a before-probe at the entry would fire again on a jump back */
+		return sv->var < 16 && r->nblocks && r->blocks[0].npred == 0;
+	case V_PHI:
+		return sv->var < 16;
+	case V_DEF: {
+		const insn *in = &r->insns[sv->insn];
+		return sv->var < 16 && (in->flow == FLOW_NEXT || in->flow == FLOW_SYSCALL);
+	}
+	case V_CLOBBER:
+		return sv->var < 16 && sv->insn + 1 < r->ninsn &&
+		       r->insns[sv->insn].addr + r->insns[sv->insn].len == r->insns[sv->insn + 1].addr &&
+		       !(r->blocks[block_of_insn(r, sv->insn)].flags & BLK_NORETURN);
+	default:
+		return false;
+	}
+}
+
+typedef struct leaf_check {
+	const analysis *a;
+	bool ok;
+} leaf_check;
+
+static void check_leaf(uint32_t v, void *arg)
+{
+	leaf_check *c = arg;
+	if (!recordable(c->a, v))
+		c->ok = false;
+}
+
+static bool all_recordable(const analysis *a, expr *e)
+{
+	leaf_check c = { a, true };
+	expr_leaves(e, check_leaf, &c);
+	return c.ok;
+}
+
+static bool in_irreducible(const routine *r, uint32_t b)
+{
+	for (int32_t x = r->blocks[b].loop; x >= 0; x = r->loops[x].parent)
+		if (r->loops[x].irreducible)
+			return true;
+	return false;
+}
+
+static void collect_accesses(analysis *a)
+{
+	const routine *r = a->r;
+	VEC(access_info) acc = {0};
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		const insn *in = &r->insns[i];
+		uint32_t b = block_of_insn(r, i);
+		if (r->blocks[b].idom < 0 && b != 0)
+			continue; /* unreachable */
+		if (in->nmem)
+			a->nmem_insns++;
+		for (unsigned k = 0; k < in->nmem; k++) {
+			const mem_access *m = &in->mem[k];
+			access_info x = { .insn = i, .k = (uint8_t)k, .kind = m->kind,
+					  .size = m->size, .rep = m->flags & MEM_REP, .cls = -1 };
+			/* string ops repeat: their addresses move with rcx, traced
+			 * directly until the skeleton models them */
+			if (a->modeled && !x.rep && !in_irreducible(r, b)) {
+				expr *e = expr_of_access(a->ec, i, k);
+				if (e && all_recordable(a, e))
+					x.addr = e;
+			}
+			if (!x.addr)
+				a->ndirect++;
+			vec_push(acc, x);
+		}
+	}
+	a->acc = acc.a;
+	a->nacc = (uint32_t)acc.n;
+}
+
+static void form_classes(analysis *a)
+{
+	VEC(bid_class) cls = {0};
+	addrmap by_base = {0};
+	for (uint32_t i = 0; i < a->nacc; i++) {
+		access_info *x = &a->acc[i];
+		if (!x->addr)
+			continue;
+		expr *base = expr_split_const(a->ec, x->addr, &x->off);
+		uint64_t key = base ? (uint64_t)(uintptr_t)base : 1;
+		uint32_t c;
+		if (!addrmap_get(&by_base, key, &c)) {
+			c = (uint32_t)cls.n;
+			bid_class nc = { .base = base };
+			vec_push(cls, nc);
+			addrmap_put(&by_base, key, c);
+		}
+		cls.a[c].nmembers++;
+		x->cls = (int32_t)c;
+	}
+	addrmap_free(&by_base);
+	a->cls = cls.a;
+	a->ncls = (uint32_t)cls.n;
+}
+
+/* ----------------------------------------------------------- branches */
+
+typedef struct need_set {
+	addrmap m;          /* SSA value -> 1 */
+} need_set;
+
+static void need_leaf(uint32_t v, void *arg)
+{
+	addrmap_put(&((need_set *)arg)->m, v, 1);
+}
+
+typedef struct avail_check {
+	const analysis *a;
+	const need_set *need;
+	int32_t loop;       /* innermost loop of the branch */
+	bool ok;
+} avail_check;
+
+static void avail_leaf(uint32_t v, void *arg)
+{
+	avail_check *c = arg;
+	uint32_t one;
+	if (!recordable(c->a, v))
+		c->ok = false;
+	else if (addrmap_get(&c->need->m, v, &one))
+		return;
+	else if (c->loop < 0 || value_in_loop(c->a, v, (uint32_t)c->loop))
+		c->ok = false;
+}
+
+static expr *operand_expr(analysis *a, uint32_t d, const operand *o)
+{
+	if (o->type == OPD_IMM)
+		return expr_const(a->ec, o->imm);
+	if (o->type == OPD_REG && !o->high8)
+		return expr_of_value(a->ec, a->s.before[d][o->reg]);
+	return NULL;
+}
+
+/* The compare behind the flags a conditional jump reads, if the skeleton
+ * can evaluate it exactly. */
+static bool branch_condition(analysis *a, uint32_t j, branch_info *br)
+{
+	const routine *r = a->r;
+	const insn *jmp = &r->insns[j];
+	if (jmp->cond > CC_G || jmp->cond == CC_O || jmp->cond == CC_NO ||
+	    jmp->cond == CC_P || jmp->cond == CC_NP)
+		return false;
+	const ssa_value *f = &a->s.vals[a->s.before[j][VAR_FLAGS]];
+	if (f->kind != V_DEF)
+		return false;
+	const insn *d = &r->insns[f->insn];
+	if (d->nopd < 2 || d->opd[0].type != OPD_REG)
+		return false;
+	br->bits = (uint8_t)(8 * d->opd[0].size);
+	if (d->op == OP_CMP || d->op == OP_SUB) {
+		br->lhs = operand_expr(a, f->insn, &d->opd[0]);
+		br->rhs = operand_expr(a, f->insn, &d->opd[1]);
+	} else if (d->op == OP_TEST && d->opd[1].type == OPD_REG &&
+		   d->opd[1].reg == d->opd[0].reg && d->opd[1].high8 == d->opd[0].high8) {
+		br->test = 1;
+		br->lhs = operand_expr(a, f->insn, &d->opd[0]);
+		br->rhs = expr_const(a->ec, 0);
+	} else {
+		return false;
+	}
+	return br->lhs && br->rhs && br->bits >= 8;
+}
+
+static void classify_branches(analysis *a, need_set *need)
+{
+	const routine *r = a->r;
+	VEC(branch_info) brs = {0};
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		uint32_t j = bl->first + bl->ninsn - 1;
+		if (r->insns[j].flow != FLOW_CJUMP || (bl->idom < 0 && b != 0))
+			continue;
+		branch_info br = { .insn = j, .how = BR_RECORDED, .cc = r->insns[j].cond };
+		if (a->modeled && !in_irreducible(r, b) && branch_condition(a, j, &br)) {
+			avail_check c = { a, need, bl->loop, true };
+			expr_leaves(br.lhs, avail_leaf, &c);
+			expr_leaves(br.rhs, avail_leaf, &c);
+			if (c.ok) {
+				br.how = BR_COMPUTED;
+				expr_leaves(br.lhs, need_leaf, need);
+				expr_leaves(br.rhs, need_leaf, need);
+			}
+		}
+		if (br.how == BR_RECORDED)
+			br.lhs = br.rhs = NULL;
+		vec_push(brs, br);
+	}
+	a->br = brs.a;
+	a->nbr = (uint32_t)brs.n;
+}
+
+/* ------------------------------------------------------------- probes */
+
+static uint32_t probe_site(const analysis *a, uint32_t v, uint8_t *kind)
+{
+	const ssa_value *sv = &a->s.vals[v];
+	const routine *r = a->r;
+	switch (sv->kind) {
+	case V_ENTRY:
+		*kind = PR_REG_BEFORE;
+		return r->blocks[0].first;
+	case V_PHI:
+		*kind = PR_REG_BEFORE;
+		return r->blocks[sv->block].first;
+	case V_CLOBBER:
+		*kind = PR_REG_BEFORE;
+		return sv->insn + 1;
+	default:
+		*kind = PR_REG_AFTER;
+		return sv->insn;
+	}
+}
+
+typedef VEC(probe) probe_vec;
+
+static bool is_rep(const insn *in)
+{
+	for (unsigned k = 0; k < in->nmem; k++)
+		if (in->mem[k].flags & MEM_REP)
+			return true;
+	return false;
+}
+
+/* A rep string op makes rcx accesses from rsi/rdi upwards (the direction
+ * flag is assumed clear, as the ABI has it at calls): record the count and
+ * the pointers before it, and for repe/repne cmps/scas the count left. */
+static void add_rep_probes(analysis *a, probe_vec *pr)
+{
+	const routine *r = a->r;
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		const insn *in = &r->insns[i];
+		uint32_t b = block_of_insn(r, i);
+		if (!is_rep(in) || (r->blocks[b].idom < 0 && b != 0))
+			continue;
+		static const uint8_t regs[] = { R_CX, R_SI, R_DI };
+		for (unsigned k = 0; k < 3; k++)
+			if (k == 0 || (in->reads & REG_BIT(regs[k]))) {
+				probe p = { .kind = PR_REG_BEFORE, .reg = regs[k], .rep = 1, .insn = i,
+					    .val = a->s.before[i][regs[k]] };
+				vec_push(*pr, p);
+			}
+		if (in->op == OP_CMPS || in->op == OP_SCAS) {
+			probe p = { .kind = PR_REG_AFTER, .reg = R_CX, .rep = 1, .insn = i,
+				    .val = ssa_after(&a->s, i, R_CX) };
+			vec_push(*pr, p);
+		}
+	}
+}
+
+/* Order at one instruction: before-probes (registers by variable, then
+ * direct addresses), then branch/target outcomes, then after-probes. */
+static int probe_rank(const probe *p)
+{
+	switch (p->kind) {
+	case PR_REG_BEFORE: return 0;
+	case PR_ADDR: return 1;
+	case PR_BRANCH:
+	case PR_TARGET: return 2;
+	default: return 3;
+	}
+}
+
+static int cmp_probe(const void *x, const void *y)
+{
+	const probe *p = x, *q = y;
+	if (p->insn != q->insn)
+		return p->insn < q->insn ? -1 : 1;
+	if (probe_rank(p) != probe_rank(q))
+		return probe_rank(p) - probe_rank(q);
+	if (p->kind == PR_ADDR)
+		return p->k - q->k;
+	if (p->rep != q->rep)
+		return p->rep - q->rep;
+	return p->reg - q->reg;
+}
+
+static void select_probes(analysis *a, need_set *need)
+{
+	const routine *r = a->r;
+	probe_vec pr = {0};
+	for (size_t i = 0; i < need->m.cap; i++) {
+		if (!need->m.used[i])
+			continue;
+		uint32_t v = (uint32_t)need->m.keys[i];
+		probe p = { .reg = a->s.vals[v].var, .val = v };
+		p.insn = probe_site(a, v, &p.kind);
+		vec_push(pr, p);
+	}
+	for (uint32_t i = 0; i < a->nacc; i++)
+		if (!a->acc[i].addr && !a->acc[i].rep) {
+			probe p = { .kind = PR_ADDR, .insn = a->acc[i].insn, .k = a->acc[i].k };
+			vec_push(pr, p);
+		}
+	add_rep_probes(a, &pr);
+	for (uint32_t i = 0; i < a->nbr; i++)
+		if (a->br[i].how == BR_RECORDED) {
+			probe p = { .kind = PR_BRANCH, .insn = a->br[i].insn };
+			vec_push(pr, p);
+		}
+	/* the skeleton follows a jump table by its recorded destination */
+	for (uint32_t b = 0; b < r->nblocks; b++)
+		if (r->blocks[b].flags & (BLK_JUMPTABLE | BLK_IJUMP)) {
+			probe p = { .kind = PR_TARGET,
+				    .insn = r->blocks[b].first + r->blocks[b].ninsn - 1 };
+			vec_push(pr, p);
+		}
+	for (size_t i = 0; i < pr.n; i++) {
+		pr.a[i].depth = depth_of_block(r, block_of_insn(r, pr.a[i].insn));
+		bool innermost = false;
+		int32_t l = r->blocks[block_of_insn(r, pr.a[i].insn)].loop;
+		if (l >= 0) {
+			innermost = true;
+			for (uint32_t k = 0; k < r->nloops; k++)
+				if (r->loops[k].parent == l)
+					innermost = false;
+		}
+		a->ninner_probes += innermost;
+	}
+	if (pr.n)
+		qsort(pr.a, pr.n, sizeof *pr.a, cmp_probe);
+	a->probes = pr.a;
+	a->nprobes = (uint32_t)pr.n;
+}
+
+/* ---------------------------------------------------------- top level */
+
+void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags)
+{
+	memset(a, 0, sizeof *a);
+	a->p = p;
+	a->r = r;
+	a->modeled = !(flags & IV_ALL_DIRECT) && r->nblocks > 0;
+	ssa_build(&a->s, r);
+	a->ec = expr_ctx_new(&a->s);
+	a->loops = xcalloc(r->nloops ? r->nloops : 1, sizeof *a->loops);
+	if (a->modeled)
+		find_ivs(a);
+	collect_accesses(a);
+	form_classes(a);
+
+	need_set need = {0};
+	for (uint32_t i = 0; i < a->nacc; i++)
+		if (a->acc[i].addr)
+			expr_leaves(a->acc[i].addr, need_leaf, &need);
+	classify_branches(a, &need);
+	select_probes(a, &need);
+	addrmap_free(&need.m);
+}
+
+void iv_free(analysis *a)
+{
+	for (uint32_t l = 0; a->loops && l < a->r->nloops; l++)
+		free(a->loops[l].trip);
+	free(a->loops);
+	free(a->ivs);
+	free(a->acc);
+	free(a->cls);
+	free(a->br);
+	free(a->probes);
+	if (a->ec)
+		expr_ctx_free(a->ec);
+	ssa_free(&a->s);
+	memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,111 @@
+/* ivres.h — induction variables, branch conditions, BID classes and probe
+ * selection: everything the skeleton generator needs to know about one
+ * routine.
+ *
+ * The result for a routine is an `analysis`: per loop its counter and
+ * (when affine) trip count; per access its address expression in counters
+ * and leaves, or "direct" when the address itself is recorded; per
+ * conditional branch whether the skeleton computes it; and the probes —
+ * the minimal set of values to record at run time. */
+#ifndef SKEL_IVRES_H
+#define SKEL_IVRES_H
+
+#include "ssa/ssa.h"
+
+/* r = φ(α, r + β) at a loop header, α and β invariant in the loop:
+ * r = α + β·I (Ketterlin & Clauss, "IV resolution"). */
+typedef struct iv {
+	uint32_t phi;       /* SSA value of the φ */
+	uint32_t loop;
+	expr *init;         /* α */
+	expr *step;         /* β */
+	unsigned bits;      /* 64, or 32 when the update is a 32-bit add */
+} iv;
+
+typedef struct loop_info {
+	/* trip count per entry (back edges taken + 1) when the exit test is
+	 * affine in the counter, as text from isl; NULL when unknown */
+	char *trip;
+	expr *bound_lhs;    /* the exit test, when computed */
+	uint32_t niv;
+} loop_info;
+
+typedef struct access_info {
+	uint32_t insn;      /* index in routine.insns */
+	uint8_t k;          /* index in insn.mem */
+	uint8_t kind;       /* enum acc_kind */
+	uint16_t size;
+	bool rep;           /* string op under rep: repeats rcx times */
+	expr *addr;         /* NULL: direct (the address is recorded) */
+	int32_t cls;        /* BID class, -1 when direct */
+	int64_t off;        /* offset from the class base */
+} access_info;
+
+typedef struct bid_class {
+	expr *base;         /* NULL when every member is constant */
+	uint32_t nmembers;
+} bid_class;
+
+enum branch_how { BR_COMPUTED, BR_RECORDED };
+
+typedef struct branch_info {
+	uint32_t insn;      /* the conditional jump */
+	uint8_t how;        /* enum branch_how */
+	uint8_t cc;         /* enum cond of the jump */
+	uint8_t bits;       /* operand width of the compare */
+	uint8_t test;       /* 1: test a,a (compare a with 0); 0: cmp a,b */
+	expr *lhs, *rhs;    /* BR_COMPUTED: compare lhs with rhs */
+} branch_info;
+
+enum probe_kind {
+	PR_REG_AFTER,   /* record register `reg` after instruction `insn` */
+	PR_REG_BEFORE,  /* record register `reg` before instruction `insn`
+	                   (φs: at the block's first instruction; call results:
+	                   at the return site) */
+	PR_ADDR,        /* record the address of access `k` of `insn` (direct) */
+	PR_BRANCH,      /* record 1 when the jump at `insn` is taken, else 0 */
+	PR_TARGET,      /* record the destination of the indirect jump/call */
+};
+
+typedef struct probe {
+	uint8_t kind;       /* enum probe_kind */
+	uint8_t reg;        /* PR_REG_*: enum reg */
+	uint8_t k;          /* PR_ADDR: access index */
+	uint8_t rep;        /* an operand of a rep string op (count, pointers),
+	                       read into temporaries, not a leaf */
+	uint32_t insn;
+	uint32_t val;       /* PR_REG_*: the SSA value recorded */
+	uint32_t depth;     /* loop depth of the placement (0 = outside loops) */
+} probe;
+
+typedef struct analysis {
+	const program *p;
+	const routine *r;
+	ssa s;
+	expr_ctx *ec;
+	iv *ivs;
+	uint32_t nivs;
+	loop_info *loops;   /* parallel to r->loops */
+	access_info *acc;
+	uint32_t nacc;
+	bid_class *cls;
+	uint32_t ncls;
+	branch_info *br;
+	uint32_t nbr;
+	probe *probes;      /* sorted by instruction, before-probes first */
+	uint32_t nprobes;
+	/* totals */
+	uint32_t nmem_insns, ndirect, ninner_probes;
+	bool modeled;       /* false: the routine is traced by direct probes */
+} analysis;
+
+/* IV_ALL_DIRECT: the full-tracing baseline — every access recorded
+ * directly, every branch recorded, no expressions. */
+#define IV_ALL_DIRECT 1
+void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags);
+void iv_free(analysis *a);
+/* Text report (skel analyze) and JSON (skel analyze --json). */
+void iv_print(FILE *f, const analysis *a);
+void iv_print_json(FILE *f, const analysis *a, bool first);
+
+#endif

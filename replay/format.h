@@ -1,0 +1,295 @@
+/* format.h — the two formats that tie the analysis to the runtime:
+ *
+ *   the patch       (text)   which values the recorder must record, where;
+ *   the value trace (binary) what it recorded, one stream per thread.
+ *
+ * The analysis side generates patches (patch_add_probe, patch_write), the
+ * recorder reads them (patch_load) and writes value traces, the replayer
+ * reads value traces (vtrace_open, vtrace_next).  docs/formats.md is the
+ * prose version of this header.  No Zydis, no libelf: anything may
+ * include it.
+ *
+ * Error convention (as in analyzer.h): functions that can fail return 0 on
+ * success, -1 on failure, and put a one-line message without file name into
+ * the caller's `err` buffer of FMT_ERR_LEN bytes. */
+#ifndef SKEL_REPLAY_FORMAT_H
+#define SKEL_REPLAY_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FMT_ERR_LEN 256
+
+/* ------------------------------------------------------------ identity */
+
+/* FNV-1a, 64-bit (Fowler, Noll, Vo): the content hash that identifies an
+ * executable without a GNU build-id.  Computed over the whole file's bytes;
+ * printed as 16 lower-case hex digits ("%016" PRIx64).  analyzer/elf.c and
+ * the recorder must compute it the same way, hence it lives here.  Chain
+ * calls to hash a file piece by piece, starting from SKEL_FNV1A64_INIT. */
+#define SKEL_FNV1A64_INIT 0xcbf29ce484222325ull
+#define SKEL_FNV1A64_PRIME 0x100000001b3ull
+
+static inline uint64_t skel_fnv1a64(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= SKEL_FNV1A64_PRIME;
+	}
+	return h;
+}
+
+/* How a binary is identified: its NT_GNU_BUILD_ID note, or the FNV-1a hash
+ * of the file.  For a hash, the id bytes are the 8 bytes of the hash, most
+ * significant first, so that hex(id) == "%016" PRIx64 of the hash. */
+enum {
+	SKEL_ID_BUILDID = 1,
+	SKEL_ID_HASH = 2,
+};
+#define SKEL_ID_MAX 64
+
+static inline void skel_id_from_hash(uint64_t h, uint8_t id[SKEL_ID_MAX],
+				     uint32_t *len)
+{
+	for (int i = 0; i < 8; i++)
+		id[i] = (uint8_t)(h >> (56 - 8 * i));
+	*len = 8;
+}
+
+/* ------------------------------------------------------------ registers */
+
+/* The 16 GPRs in x86 encoding order (ModRM numbering), which is also the
+ * order the recorder's code generator wants. */
+enum {
+	SKEL_RAX, SKEL_RCX, SKEL_RDX, SKEL_RBX, SKEL_RSP, SKEL_RBP, SKEL_RSI,
+	SKEL_RDI, SKEL_R8, SKEL_R9, SKEL_R10, SKEL_R11, SKEL_R12, SKEL_R13,
+	SKEL_R14, SKEL_R15, SKEL_NREGS
+};
+
+static inline const char *skel_reg_name(unsigned r)
+{
+	static const char *const names[SKEL_NREGS] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+	};
+	return r < SKEL_NREGS ? names[r] : "?";
+}
+
+/* ------------------------------------------------------------ the patch */
+
+/* Text, one directive per line, '#' starts a comment:
+ *   skel-patch 1
+ *   binary <id-hex> buildid|hash
+ *   probe <pc> <block-start> <block-end> before|after <what>
+ * Numbers are hex, "0x" optional; addresses are link-time (the recorder
+ * adds the load bias).  <what>: reg <name> | addr <k> | taken | target |
+ * word <hex>.  See docs/formats.md for the meaning of each. */
+#define PATCH_MAGIC "skel-patch"
+#define PATCH_VERSION 1
+
+typedef enum patch_what {
+	PATCH_REG,	/* a GPR, before or after the instruction */
+	PATCH_ADDR,	/* (before) effective address of memory operand k */
+	PATCH_TAKEN,	/* (before) 1 if the conditional branch is taken */
+	PATCH_TARGET,	/* (before) destination of an indirect jmp/call */
+	PATCH_WORD,	/* (before) a constant word, e.g. a routine id */
+} patch_what;
+
+typedef struct patch_probe {
+	uint64_t pc;		/* instruction, link-time address */
+	uint64_t block_start;	/* its basic block [start, end) */
+	uint64_t block_end;
+	bool after;		/* false: before the instruction runs */
+	patch_what what;
+	uint8_t reg;		/* PATCH_REG: SKEL_RAX..SKEL_R15 */
+	uint32_t k;		/* PATCH_ADDR: memory operand number */
+	uint64_t word;		/* PATCH_WORD */
+	uint32_t line;		/* line in the patch text (0 if built) */
+} patch_probe;
+
+typedef struct patch {
+	uint32_t version;
+	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
+	uint8_t id[SKEL_ID_MAX];
+	uint32_t id_len;
+	patch_probe *probes;	/* in file order */
+	size_t nprobes;
+	size_t cap;
+} patch;
+
+/* Parses patch text.  On failure `p` is left empty and err says which line
+ * is wrong and why. */
+int patch_parse(patch *p, const char *text, size_t len,
+		char err[FMT_ERR_LEN]);
+int patch_load(patch *p, const char *path, char err[FMT_ERR_LEN]);
+/* Writes the canonical text of `p` (what patch_parse reads back). */
+int patch_write(FILE *f, const patch *p);
+/* FNV-1a of the canonical text: the value trace's patch_hash, so that a
+ * replayer can tell which patch produced a trace whatever the comments. */
+uint64_t patch_hash(const patch *p);
+/* For generators: sets the identity from hex text, appends a probe. */
+int patch_set_id(patch *p, const char *hex, uint32_t kind,
+		 char err[FMT_ERR_LEN]);
+int patch_add_probe(patch *p, const patch_probe *probe);
+void patch_free(patch *p);
+/* Parses "rax".."r15"; -1 if not a 64-bit GPR name. */
+int patch_reg_parse(const char *name);
+
+/* ------------------------------------------------------ the value trace */
+
+/* Little-endian throughout.  A 104-byte header, then chunks; each chunk is
+ * a 24-byte header and payload_bytes of payload.  Chunks of different
+ * threads interleave; within one thread they are in program order. */
+#define VT_MAGIC "SKELVAL"	/* 8 bytes with its NUL */
+#define VT_VERSION 1
+#define VT_CHUNK_MAGIC 0x4b48434bu	/* "KCHK" */
+#define VT_HEADER_SIZE 104
+#define VT_CHUNK_HEADER_SIZE 24
+
+typedef struct vt_header {
+	char magic[8];		/* "SKELVAL\0" */
+	uint32_t version;	/* VT_VERSION */
+	uint32_t flags;		/* none defined yet: 0 */
+	uint8_t id[SKEL_ID_MAX];	/* identity of the recorded executable */
+	uint32_t id_len;
+	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
+	uint64_t patch_hash;	/* patch_hash() of the patch applied */
+	uint64_t image_base;	/* load bias: runtime = link-time + bias */
+} vt_header;
+
+typedef struct vt_chunk_header {
+	uint32_t magic;		/* VT_CHUNK_MAGIC */
+	uint32_t type;		/* VT_* below */
+	uint32_t thread;	/* thread index, 0 = the main thread */
+	uint32_t reserved;	/* 0 */
+	uint64_t payload_bytes;
+} vt_chunk_header;
+
+_Static_assert(sizeof(vt_header) == VT_HEADER_SIZE, "vt_header layout");
+_Static_assert(sizeof(vt_chunk_header) == VT_CHUNK_HEADER_SIZE,
+	       "vt_chunk_header layout");
+
+enum vt_chunk_type {
+	VT_THREAD_START = 1,	/* payload: vt_thread_start */
+	VT_VALUES = 2,		/* payload: u64 words, in firing order */
+	VT_THREAD_END = 3,	/* payload: u64 number of words recorded */
+	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
+	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
+};
+
+#define VT_NO_PARENT 0xffffffffu
+enum {
+	VT_START_IN_IMAGE = 1,	/* start routine lies in the executable */
+	VT_START_UNKNOWN = 2,	/* stream opened lazily: start not seen */
+};
+
+typedef struct vt_thread_start {
+	uint64_t start;		/* start routine, link-time address if
+				 * VT_START_IN_IMAGE, else runtime; 0 main */
+	uint64_t start_runtime;	/* the same, as a runtime address */
+	uint32_t parent;	/* creating thread's index, or VT_NO_PARENT */
+	uint32_t flags;		/* VT_START_* */
+} vt_thread_start;
+
+/* One piece of trampoline code that stands for an original instruction.
+ * Accesses that an oracle (valgrind) reports at [tramp, tramp + len) are
+ * the original instruction's accesses at `pc`, as `kind` says. */
+enum vt_map_kind {
+	VT_MAP_DISPLACED = 0,	/* the instruction itself, relocated: same
+				 * accesses in the same order */
+	VT_MAP_CALL_PUSH = 1,	/* `push [rip+lit]` standing for a call's
+				 * return-address store; its load of the
+				 * literal is the recorder's own */
+	VT_MAP_CALL_JMP = 2,	/* the jmp that ends an emulated call: its
+				 * load (indirect call [mem]) is the call's */
+	VT_MAP_PROBE = 3,	/* recorder code for probes at pc: none of
+				 * its accesses are the program's */
+};
+
+typedef struct vt_map_entry {
+	uint64_t tramp;		/* runtime address of the trampoline code */
+	uint64_t pc;		/* original instruction, link-time address */
+	uint32_t len;		/* bytes of trampoline code */
+	uint32_t kind;		/* vt_map_kind */
+} vt_map_entry;
+
+enum {
+	VT_END_EXIT = 1,	/* exit() or return from main */
+	VT_END_UNDERSCORE_EXIT = 2,	/* _exit / _Exit called by the program */
+};
+
+typedef struct vt_end {
+	uint64_t threads;	/* streams opened */
+	uint64_t values;	/* words written, all threads */
+	uint32_t how;		/* VT_END_* */
+	uint32_t int3_sites;	/* sites patched with int3 (slow) */
+} vt_end;
+
+_Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
+_Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
+_Static_assert(sizeof(vt_end) == 24, "vt_end layout");
+
+/* ------------------------------------------------ reading a value trace */
+
+typedef struct vt_chunk {
+	uint64_t offset;	/* of the chunk header in the file */
+	vt_chunk_header h;
+	const uint8_t *payload;	/* points into the reader's copy */
+} vt_chunk;
+
+typedef struct vtrace {
+	uint8_t *data;		/* the whole file */
+	size_t size;
+	vt_header header;
+	size_t pos;		/* next chunk */
+	bool ended;		/* an END chunk was read */
+	bool failed;		/* a corrupt chunk stopped the iteration */
+} vtrace;
+
+/* Reads the file and checks the header ("bad magic", "unsupported
+ * version", "truncated header"). */
+int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN]);
+int vtrace_open_mem(vtrace *t, const void *data, size_t size,
+		    char err[FMT_ERR_LEN]);
+/* Next chunk: 1 and *c filled, 0 at the end of the file, -1 on a corrupt
+ * or truncated chunk ("truncated chunk at offset N", "bad chunk magic at
+ * offset N", ...); chunks already returned stay valid.  The payload sizes
+ * of the fixed-size types are checked here. */
+int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN]);
+void vtrace_close(vtrace *t);
+
+/* One thread's stream gathered from the whole file. */
+typedef struct vt_stream {
+	uint32_t thread;
+	bool started;		/* a THREAD_START chunk was seen */
+	bool ended;		/* a THREAD_END chunk was seen */
+	vt_thread_start start;
+	uint64_t *values;
+	size_t nvalues;
+	size_t cap;
+} vt_stream;
+
+typedef struct vt_streams {
+	vt_stream *s;		/* by order of first appearance */
+	size_t n;
+	vt_map_entry *map;
+	size_t nmap;
+	bool complete;		/* END chunk present: the run exited cleanly */
+	vt_end end;
+	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
+} vt_streams;
+
+/* Reads every chunk it can.  Returns -1 only when the header is unusable
+ * (err says why).  A corrupt chunk stops the reading: what came before is
+ * kept and out->error says what is wrong; a missing END chunk is reported
+ * by out->complete == false, not as an error. */
+int vtrace_load_streams(const char *path, vt_streams *out,
+			char err[FMT_ERR_LEN]);
+int vtrace_streams_from(vtrace *t, vt_streams *out);
+vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
+void vtrace_streams_free(vt_streams *s);
+
+#endif

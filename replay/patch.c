@@ -1,0 +1,331 @@
+/* patch.c — the patch text format: parse, write, hash (format.h). */
+#include "replay/format.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int patch_fail(char err[FMT_ERR_LEN], unsigned line, const char *fmt,
+		      ...)
+{
+	va_list ap;
+	int n = 0;
+	if (line)
+		n = snprintf(err, FMT_ERR_LEN, "line %u: ", line);
+	va_start(ap, fmt);
+	vsnprintf(err + n, FMT_ERR_LEN - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int patch_reg_parse(const char *name)
+{
+	for (unsigned r = 0; r < SKEL_NREGS; r++)
+		if (strcmp(name, skel_reg_name(r)) == 0)
+			return (int)r;
+	return -1;
+}
+
+static int patch_hex(const char *s, uint64_t *v)
+{
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!isxdigit((unsigned char)*s))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 16);
+	if (*end || errno)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int patch_add_probe(patch *p, const patch_probe *probe)
+{
+	if (p->nprobes == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 16;
+		patch_probe *n = realloc(p->probes, cap * sizeof *n);
+		if (!n)
+			return -1;
+		p->probes = n;
+		p->cap = cap;
+	}
+	p->probes[p->nprobes++] = *probe;
+	return 0;
+}
+
+int patch_set_id(patch *p, const char *hex, uint32_t kind,
+		 char err[FMT_ERR_LEN])
+{
+	size_t n = strlen(hex);
+	if (n == 0 || n % 2 || n / 2 > SKEL_ID_MAX)
+		return patch_fail(err, 0, "bad identity '%s'", hex);
+	if (kind == SKEL_ID_HASH && n != 16)
+		return patch_fail(err, 0, "a content hash has 16 hex digits");
+	for (size_t i = 0; i < n / 2; i++) {
+		char byte[3] = { hex[2 * i], hex[2 * i + 1], 0 };
+		char *end;
+		if (!isxdigit((unsigned char)byte[0]) ||
+		    !isxdigit((unsigned char)byte[1]))
+			return patch_fail(err, 0, "bad identity '%s'", hex);
+		p->id[i] = (uint8_t)strtoul(byte, &end, 16);
+	}
+	p->id_len = (uint32_t)(n / 2);
+	p->id_kind = kind;
+	return 0;
+}
+
+/* Splits a line into at most `max` blank-separated words, in place. */
+static int patch_words(char *s, char **w, int max)
+{
+	int n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			*s++ = 0;
+		if (!*s)
+			return n;
+		if (n == max)
+			return max + 1;
+		w[n++] = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\r')
+			s++;
+	}
+}
+
+static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
+			    char err[FMT_ERR_LEN])
+{
+	const char *what = w[0];
+	int want = 1;
+	if (strcmp(what, "reg") == 0) {
+		pr->what = PATCH_REG;
+		want = 2;
+		int r = n == 2 ? patch_reg_parse(w[1]) : -1;
+		if (r < 0)
+			return patch_fail(err, line,
+				"'reg' wants a 64-bit register name (rax..r15)");
+		pr->reg = (uint8_t)r;
+	} else if (strcmp(what, "addr") == 0) {
+		pr->what = PATCH_ADDR;
+		want = 2;
+		char *end;
+		unsigned long k = n == 2 ? strtoul(w[1], &end, 10) : 99;
+		if (n != 2 || *end || k > 8)
+			return patch_fail(err, line,
+				"'addr' wants an operand number 0..8");
+		pr->k = (uint32_t)k;
+	} else if (strcmp(what, "taken") == 0) {
+		pr->what = PATCH_TAKEN;
+	} else if (strcmp(what, "target") == 0) {
+		pr->what = PATCH_TARGET;
+	} else if (strcmp(what, "word") == 0) {
+		pr->what = PATCH_WORD;
+		want = 2;
+		if (n != 2 || patch_hex(w[1], &pr->word))
+			return patch_fail(err, line, "'word' wants a hex value");
+	} else {
+		return patch_fail(err, line, "unknown probe kind '%s'", what);
+	}
+	if (n != want)
+		return patch_fail(err, line, "extra words after '%s'", what);
+	if (pr->after && pr->what != PATCH_REG)
+		return patch_fail(err, line, "only 'reg' probes may be 'after'");
+	return 0;
+}
+
+static int patch_probe_parse(patch *p, char **w, int n, unsigned line,
+			     char err[FMT_ERR_LEN])
+{
+	patch_probe pr = { .line = line };
+	if (n < 6)
+		return patch_fail(err, line,
+			"probe wants: <pc> <block-start> <block-end> before|after <what>");
+	if (patch_hex(w[1], &pr.pc) || patch_hex(w[2], &pr.block_start) ||
+	    patch_hex(w[3], &pr.block_end))
+		return patch_fail(err, line, "bad hex address");
+	if (!(pr.block_start <= pr.pc && pr.pc < pr.block_end))
+		return patch_fail(err, line,
+			"pc %" PRIx64 " is outside its block [%" PRIx64 ", %" PRIx64 ")",
+			pr.pc, pr.block_start, pr.block_end);
+	if (strcmp(w[4], "after") == 0)
+		pr.after = true;
+	else if (strcmp(w[4], "before") != 0)
+		return patch_fail(err, line, "want 'before' or 'after', not '%s'",
+				  w[4]);
+	if (patch_what_parse(&pr, w + 5, n - 5, line, err))
+		return -1;
+	if (patch_add_probe(p, &pr))
+		return patch_fail(err, line, "out of memory");
+	return 0;
+}
+
+static int patch_line(patch *p, char *s, unsigned line, int *state,
+		      char err[FMT_ERR_LEN])
+{
+	char *hash = strchr(s, '#');
+	if (hash)
+		*hash = 0;
+	char *w[10];
+	int n = patch_words(s, w, 9);
+	if (n == 0)
+		return 0;
+	if (n > 9)
+		return patch_fail(err, line, "too many words");
+	if (*state == 0) {
+		char *end;
+		if (n != 2 || strcmp(w[0], PATCH_MAGIC) != 0)
+			return patch_fail(err, line, "not a patch: want '%s %d'",
+					  PATCH_MAGIC, PATCH_VERSION);
+		unsigned long v = strtoul(w[1], &end, 10);
+		if (*end || v != PATCH_VERSION)
+			return patch_fail(err, line,
+					  "unsupported patch version '%s'", w[1]);
+		p->version = (uint32_t)v;
+		*state = 1;
+		return 0;
+	}
+	if (strcmp(w[0], "binary") == 0) {
+		if (*state != 1)
+			return patch_fail(err, line, "a second 'binary' line");
+		uint32_t kind = 0;
+		if (n == 3 && strcmp(w[2], "buildid") == 0)
+			kind = SKEL_ID_BUILDID;
+		else if (n == 3 && strcmp(w[2], "hash") == 0)
+			kind = SKEL_ID_HASH;
+		else
+			return patch_fail(err, line,
+					  "binary wants: <id-hex> buildid|hash");
+		char why[FMT_ERR_LEN];
+		if (patch_set_id(p, w[1], kind, why))
+			return patch_fail(err, line, "%s", why);
+		*state = 2;
+		return 0;
+	}
+	if (strcmp(w[0], "probe") == 0) {
+		if (*state != 2)
+			return patch_fail(err, line,
+					  "'probe' before the 'binary' line");
+		return patch_probe_parse(p, w, n, line, err);
+	}
+	return patch_fail(err, line, "unknown directive '%s'", w[0]);
+}
+
+int patch_parse(patch *p, const char *text, size_t len,
+		char err[FMT_ERR_LEN])
+{
+	memset(p, 0, sizeof *p);
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return patch_fail(err, 0, "out of memory");
+	memcpy(buf, text, len);
+	buf[len] = 0;
+	if (memchr(buf, 0, len))
+		return free(buf), patch_fail(err, 0, "NUL byte in patch text");
+	int state = 0, rc = 0;
+	unsigned line = 1;
+	for (char *s = buf; s && rc == 0; line++) {
+		char *nl = strchr(s, '\n');
+		if (nl)
+			*nl = 0;
+		rc = patch_line(p, s, line, &state, err);
+		s = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	if (rc == 0 && state < 2)
+		rc = patch_fail(err, 0, state ? "no 'binary' line" : "empty patch");
+	if (rc)
+		patch_free(p);
+	return rc;
+}
+
+int patch_load(patch *p, const char *path, char err[FMT_ERR_LEN])
+{
+	memset(p, 0, sizeof *p);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return patch_fail(err, 0, "%s", strerror(errno));
+	char *text = NULL;
+	size_t len = 0, cap = 0, got;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 8192;
+			char *n = realloc(text, cap);
+			if (!n) {
+				free(text);
+				fclose(f);
+				return patch_fail(err, 0, "out of memory");
+			}
+			text = n;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+	} while (got);
+	int bad = ferror(f);
+	fclose(f);
+	int rc = bad ? patch_fail(err, 0, "read error")
+		     : patch_parse(p, text, len, err);
+	free(text);
+	return rc;
+}
+
+static void patch_what_write(FILE *f, const patch_probe *pr)
+{
+	switch (pr->what) {
+	case PATCH_REG:
+		fprintf(f, "reg %s", skel_reg_name(pr->reg));
+		break;
+	case PATCH_ADDR:
+		fprintf(f, "addr %u", pr->k);
+		break;
+	case PATCH_TAKEN:
+		fputs("taken", f);
+		break;
+	case PATCH_TARGET:
+		fputs("target", f);
+		break;
+	case PATCH_WORD:
+		fprintf(f, "word %" PRIx64, pr->word);
+		break;
+	}
+}
+
+int patch_write(FILE *f, const patch *p)
+{
+	fprintf(f, "%s %d\nbinary ", PATCH_MAGIC, PATCH_VERSION);
+	for (uint32_t i = 0; i < p->id_len; i++)
+		fprintf(f, "%02x", p->id[i]);
+	fprintf(f, " %s\n", p->id_kind == SKEL_ID_HASH ? "hash" : "buildid");
+	for (size_t i = 0; i < p->nprobes; i++) {
+		const patch_probe *pr = &p->probes[i];
+		fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " %s ",
+			pr->pc, pr->block_start, pr->block_end,
+			pr->after ? "after" : "before");
+		patch_what_write(f, pr);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+uint64_t patch_hash(const patch *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return 0;
+	patch_write(f, p);
+	fclose(f);
+	uint64_t h = skel_fnv1a64(SKEL_FNV1A64_INIT, text, len);
+	free(text);
+	return h;
+}
+
+void patch_free(patch *p)
+{
+	free(p->probes);
+	memset(p, 0, sizeof *p);
+}

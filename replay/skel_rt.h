@@ -1,0 +1,94 @@
+/* skel_rt.h — what a generated skeleton needs at replay time.
+ *
+ * A skeleton is C: one function per routine of the traced program, with the
+ * routine's shape.  It reads recorded values with IN(), emits accesses with
+ * OUT(pc, kind, size, addr) and, at calls, consumes the control words the
+ * recorder wrote (routine entries, "returned" after external calls).  The
+ * replayer (replay/replayer.c) provides the definitions declared here and
+ * calls sk_dispatch() on each thread's first word. */
+#ifndef SKEL_RT_H
+#define SKEL_RT_H
+
+#include <stdint.h>
+
+/* Control words.  An entry probe at a routine's first instruction records
+ * SK_ENTRY(id); a probe at the return site of a call that may run code we
+ * do not analyze (library calls, indirect calls) records SK_RETURNED. */
+#define SK_ENTRY_BASE 0xe7e7000000000000ull
+#define SK_ENTRY(id) (SK_ENTRY_BASE + (uint64_t)(id))
+#define SK_RETURNED 0xe7e6ffffffffffffull
+
+enum { SK_R = 0, SK_W = 1 };
+
+typedef struct sk_thread sk_thread;
+
+struct sk_thread {
+	const uint64_t *w, *end;    /* the stream's words not yet read */
+	const uint64_t *begin;
+	uint64_t bias;              /* load bias: runtime = link-time + bias */
+	uint64_t count[2];          /* accesses by kind */
+	uint64_t bytes[2];
+	int count_only;             /* sink: counting, no output */
+	void *sink;                 /* replayer's output state */
+	uint32_t thread;
+	uint32_t depth;             /* skeleton call depth (for reports) */
+};
+
+/* Out of words: the program stopped here (exit, crash or kill).  Does not
+ * return: unwinds to the replayer. */
+uint64_t sk_end_of_stream(sk_thread *t);
+/* A word that is not the one the skeleton expects: the stream and the
+ * skeleton disagree.  Reports routine and pc, does not return. */
+void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
+void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
+void sk_dispatch(sk_thread *t, uint64_t word);
+
+static inline uint64_t sk_in(sk_thread *t)
+{
+	return t->w < t->end ? *t->w++ : sk_end_of_stream(t);
+}
+
+static inline uint64_t sk_peek(sk_thread *t)
+{
+	return t->w < t->end ? *t->w : sk_end_of_stream(t);
+}
+
+static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	t->count[kind]++;
+	t->bytes[kind] += size;
+	if (!t->count_only)
+		sk_emit(t, pc + t->bias, kind, size, addr);
+}
+
+/* A call into analyzed code: the callee's entry word comes next. */
+static inline void sk_enter(sk_thread *t, uint64_t pc, uint32_t id)
+{
+	uint64_t w = sk_in(t);
+	if (w != SK_ENTRY(id))
+		sk_desync(t, pc, "expected the entry of the called routine", w);
+}
+
+/* A call that may run unanalyzed code: analyzed routines it calls back
+ * (qsort comparators, atexit handlers) replay in place until the call
+ * returns. */
+static inline void sk_external(sk_thread *t)
+{
+	while (sk_peek(t) != SK_RETURNED) {
+		t->depth++;
+		sk_dispatch(t, sk_in(t));
+		t->depth--;
+	}
+}
+
+static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
+{
+	uint64_t w = sk_in(t);
+	if (w != word)
+		sk_desync(t, pc, "expected a control word", w);
+}
+
+#define IN() sk_in(t)
+#define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
+
+#endif

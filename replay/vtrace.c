@@ -1,0 +1,262 @@
+/* vtrace.c — reads value-trace files (format.h, docs/formats.md).
+ *
+ * The file is read whole and walked chunk by chunk.  Anything that does not
+ * fit — a chunk header or payload running past the end, a wrong magic, a
+ * fixed-size payload of the wrong size — stops the walk with a message that
+ * names the offset; every chunk before it is still handed out, because a
+ * crashed or killed recorder leaves exactly such a prefix. */
+#include "replay/format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int vt_fail(char err[FMT_ERR_LEN], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, FMT_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int vt_header_check(vtrace *t, char err[FMT_ERR_LEN])
+{
+	if (t->size < 8 || memcmp(t->data, VT_MAGIC, 8) != 0)
+		return vt_fail(err, "bad magic: not a skel value trace");
+	if (t->size < VT_HEADER_SIZE)
+		return vt_fail(err, "truncated header (%zu of %d bytes)",
+			       t->size, VT_HEADER_SIZE);
+	memcpy(&t->header, t->data, sizeof t->header);
+	if (t->header.version != VT_VERSION)
+		return vt_fail(err, "unsupported version %u (want %d)",
+			       t->header.version, VT_VERSION);
+	if (t->header.id_len > SKEL_ID_MAX)
+		return vt_fail(err, "bad header: identity of %u bytes",
+			       t->header.id_len);
+	t->pos = VT_HEADER_SIZE;
+	return 0;
+}
+
+int vtrace_open_mem(vtrace *t, const void *data, size_t size,
+		    char err[FMT_ERR_LEN])
+{
+	memset(t, 0, sizeof *t);
+	t->data = malloc(size ? size : 1);
+	if (!t->data)
+		return vt_fail(err, "out of memory");
+	memcpy(t->data, data, size);
+	t->size = size;
+	if (vt_header_check(t, err)) {
+		vtrace_close(t);
+		return -1;
+	}
+	return 0;
+}
+
+int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
+{
+	memset(t, 0, sizeof *t);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return vt_fail(err, "%s", strerror(errno));
+	size_t cap = 1 << 16, len = 0, got;
+	uint8_t *buf = malloc(cap);
+	while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += got;
+		if (len == cap) {
+			uint8_t *n = realloc(buf, cap *= 2);
+			if (!n)
+				free(buf);
+			buf = n;
+		}
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf)
+		return vt_fail(err, "out of memory");
+	if (bad) {
+		free(buf);
+		return vt_fail(err, "read error");
+	}
+	t->data = buf;
+	t->size = len;
+	if (vt_header_check(t, err)) {
+		vtrace_close(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* The payload sizes the format fixes; -1 = any multiple of `unit`. */
+static int vt_payload_ok(const vt_chunk_header *h)
+{
+	switch (h->type) {
+	case VT_THREAD_START:
+		return h->payload_bytes == sizeof(vt_thread_start);
+	case VT_VALUES:
+		return h->payload_bytes % 8 == 0;
+	case VT_THREAD_END:
+		return h->payload_bytes == 8;
+	case VT_TRAMPOLINE_MAP:
+		return h->payload_bytes % sizeof(vt_map_entry) == 0;
+	case VT_END:
+		return h->payload_bytes == sizeof(vt_end);
+	default:
+		return 0;
+	}
+}
+
+int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
+{
+	if (t->failed)
+		return vt_fail(err, "reading stopped earlier");
+	size_t off = t->pos;
+	if (off == t->size)
+		return 0;
+	t->failed = true;	/* until proven otherwise */
+	if (t->size - off < VT_CHUNK_HEADER_SIZE)
+		return vt_fail(err, "truncated chunk at offset %zu", off);
+	memcpy(&c->h, t->data + off, sizeof c->h);
+	if (c->h.magic != VT_CHUNK_MAGIC)
+		return vt_fail(err, "bad chunk magic at offset %zu", off);
+	if (c->h.payload_bytes > t->size - off - VT_CHUNK_HEADER_SIZE)
+		return vt_fail(err, "truncated chunk at offset %zu "
+			       "(payload of %" PRIu64 " bytes, %zu left)", off,
+			       c->h.payload_bytes,
+			       t->size - off - VT_CHUNK_HEADER_SIZE);
+	if (!vt_payload_ok(&c->h))
+		return vt_fail(err, "bad chunk at offset %zu: type %u with "
+			       "%" PRIu64 " bytes of payload", off, c->h.type,
+			       c->h.payload_bytes);
+	if (t->ended)
+		return vt_fail(err, "chunk after the END chunk at offset %zu",
+			       off);
+	c->offset = off;
+	c->payload = t->data + off + VT_CHUNK_HEADER_SIZE;
+	t->pos = off + VT_CHUNK_HEADER_SIZE + c->h.payload_bytes;
+	t->ended = c->h.type == VT_END;
+	t->failed = false;
+	return 1;
+}
+
+void vtrace_close(vtrace *t)
+{
+	free(t->data);
+	memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------ per-thread view */
+
+vt_stream *vtrace_stream(vt_streams *s, uint32_t thread)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->s[i].thread == thread)
+			return &s->s[i];
+	return NULL;
+}
+
+static vt_stream *vt_stream_get(vt_streams *s, uint32_t thread)
+{
+	vt_stream *st = vtrace_stream(s, thread);
+	if (st)
+		return st;
+	vt_stream *n = realloc(s->s, (s->n + 1) * sizeof *n);
+	if (!n)
+		return NULL;
+	s->s = n;
+	st = &s->s[s->n++];
+	memset(st, 0, sizeof *st);
+	st->thread = thread;
+	return st;
+}
+
+static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
+{
+	if (st->nvalues + n > st->cap) {
+		size_t cap = st->cap ? st->cap : 1024;
+		while (cap < st->nvalues + n)
+			cap *= 2;
+		uint64_t *v = realloc(st->values, cap * sizeof *v);
+		if (!v)
+			return -1;
+		st->values = v;
+		st->cap = cap;
+	}
+	memcpy(st->values + st->nvalues, p, n * 8);
+	st->nvalues += n;
+	return 0;
+}
+
+static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
+{
+	vt_map_entry *m = realloc(s->map, (s->nmap + n) * sizeof *m);
+	if (!m && n)
+		return -1;
+	s->map = m;
+	memcpy(s->map + s->nmap, p, n * sizeof *m);
+	s->nmap += n;
+	return 0;
+}
+
+static int vt_chunk_take(vt_streams *s, const vt_chunk *c)
+{
+	size_t n = c->h.payload_bytes;
+	if (c->h.type == VT_TRAMPOLINE_MAP)
+		return vt_map_add(s, c->payload, n / sizeof(vt_map_entry));
+	if (c->h.type == VT_END) {
+		memcpy(&s->end, c->payload, sizeof s->end);
+		s->complete = true;
+		return 0;
+	}
+	vt_stream *st = vt_stream_get(s, c->h.thread);
+	if (!st)
+		return -1;
+	if (c->h.type == VT_THREAD_START) {
+		memcpy(&st->start, c->payload, sizeof st->start);
+		st->started = true;
+	} else if (c->h.type == VT_THREAD_END) {
+		st->ended = true;
+	} else if (vt_values_add(st, c->payload, n / 8)) {
+		return -1;
+	}
+	return 0;
+}
+
+int vtrace_streams_from(vtrace *t, vt_streams *out)
+{
+	memset(out, 0, sizeof *out);
+	vt_chunk c;
+	int rc;
+	while ((rc = vtrace_next(t, &c, out->error)) == 1)
+		if (vt_chunk_take(out, &c)) {
+			snprintf(out->error, sizeof out->error, "out of memory");
+			return 0;
+		}
+	if (rc == 0)
+		out->error[0] = 0;
+	return 0;
+}
+
+int vtrace_load_streams(const char *path, vt_streams *out,
+			char err[FMT_ERR_LEN])
+{
+	vtrace t;
+	memset(out, 0, sizeof *out);
+	if (vtrace_open(&t, path, err))
+		return -1;
+	vtrace_streams_from(&t, out);
+	vtrace_close(&t);
+	return 0;
+}
+
+void vtrace_streams_free(vt_streams *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->s[i].values);
+	free(s->s);
+	free(s->map);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,676 @@
+/* skelgen.c — the C skeleton and its patch.
+ *
+ * The generated code follows the slides of Ketterlin & Clauss: one label
+ * per block, OUT() per access in program order, IN() where a probe fired,
+ * loop counters reset on loop entry and incremented on back edges.  The
+ * stream contract with the recorder: at one instruction, the probes fire in
+ * patch order — control words, registers before, direct addresses, branch
+ * outcome or target, then registers after — and the skeleton reads them in
+ * that same order when it replays that instruction. */
+#include "skelgen/skelgen.h"
+#include "analyzer/util.h"
+#include "replay/skel_rt.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+typedef struct gen {
+	FILE *f;
+	const program *p;
+	const skel_opts *o;
+	patch *pt;
+	skel_stats *st;
+	uint8_t *extern_tail;   /* per routine: may leave through unanalyzed code */
+} gen;
+
+typedef struct rgen {
+	gen *g;
+	const routine *r;
+	analysis a;
+	uint32_t id;
+	uint8_t *counter_used;  /* per loop */
+	uint8_t *leaf_used;     /* per SSA value: declared as v<n> */
+	uint8_t *returned_at;   /* per insn: a RETURNED word fires before it */
+	uint32_t *probe_first;  /* per insn: first probe index (nprobes if none) */
+} rgen;
+
+/* ------------------------------------------------------ expressions */
+
+static void emit_expr(FILE *f, const expr *e)
+{
+	switch (e->kind) {
+	case E_CONST:
+		fprintf(f, "0x%" PRIx64 "ull", (uint64_t)e->k);
+		break;
+	case E_LEAF:
+		if (e->val == SSA_BIAS)
+			fputs("t->bias", f);
+		else
+			fprintf(f, "v%u", e->val);
+		break;
+	case E_COUNTER:
+		fprintf(f, "I%u", e->val);
+		break;
+	case E_ADD:
+		fputc('(', f);
+		emit_expr(f, e->a);
+		fputs(" + ", f);
+		emit_expr(f, e->b);
+		fputc(')', f);
+		break;
+	case E_MUL:
+		fputc('(', f);
+		emit_expr(f, e->a);
+		fprintf(f, " * 0x%" PRIx64 "ull)", (uint64_t)e->k);
+		break;
+	case E_MULV:
+		fputc('(', f);
+		emit_expr(f, e->a);
+		fputs(" * ", f);
+		emit_expr(f, e->b);
+		fputc(')', f);
+		break;
+	case E_ZEXT:
+		fprintf(f, "(uint64_t)(uint%u_t)(", e->bits);
+		emit_expr(f, e->a);
+		fputc(')', f);
+		break;
+	case E_SEXT:
+		fprintf(f, "(uint64_t)(int64_t)(int%u_t)(", e->bits);
+		emit_expr(f, e->a);
+		fputc(')', f);
+		break;
+	}
+}
+
+static void mark_counters(rgen *g, const expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == E_COUNTER)
+		g->counter_used[e->val] = 1;
+	mark_counters(g, e->a);
+	mark_counters(g, e->b);
+}
+
+static void mark_leaf(uint32_t v, void *arg)
+{
+	rgen *g = arg;
+	if (v != SSA_BIAS)
+		g->leaf_used[v] = 1;
+}
+
+/* --------------------------------------------------------- the patch */
+
+static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,
+		      uint32_t k, uint64_t word)
+{
+	const routine *r = g->r;
+	const block *b = &r->blocks[cfg_block_of(r, r->insns[i].addr)];
+	patch_probe pp = { .pc = r->insns[i].addr, .block_start = b->start,
+			   .block_end = b->end, .after = after, .what = what,
+			   .reg = reg, .k = k, .word = word };
+	patch_add_probe(g->g->pt, &pp);
+}
+
+/* The recorder numbers memory operands explicit ones first, then implicit
+ * ones (replay/format.h); our record lists them in access order. */
+static uint32_t recorder_k(const insn *in, unsigned k)
+{
+	bool imp = in->mem[k].flags & MEM_IMPLICIT;
+	uint32_t n = 0;
+	for (unsigned j = 0; j < in->nmem; j++) {
+		bool jimp = in->mem[j].flags & MEM_IMPLICIT;
+		if (!imp && !jimp && j < k)
+			n++;
+		if (imp && (!jimp || j < k))
+			n++;
+	}
+	return n;
+}
+
+static void patch_insn(rgen *g, uint32_t i)
+{
+	const analysis *a = &g->a;
+	if (i == g->r->blocks[0].first)
+		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
+	if (g->returned_at[i])
+		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
+	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
+		const probe *p = &a->probes[k];
+		switch (p->kind) {
+		case PR_REG_BEFORE:
+			add_probe(g, i, false, PATCH_REG, p->reg, 0, 0);
+			break;
+		case PR_REG_AFTER:
+			add_probe(g, i, true, PATCH_REG, p->reg, 0, 0);
+			break;
+		case PR_ADDR:
+			add_probe(g, i, false, PATCH_ADDR, 0, recorder_k(&g->r->insns[i], p->k), 0);
+			break;
+		case PR_BRANCH:
+			add_probe(g, i, false, PATCH_TAKEN, 0, 0, 0);
+			break;
+		case PR_TARGET:
+			add_probe(g, i, false, PATCH_TARGET, 0, 0, 0);
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------- the skeleton */
+
+static int32_t routine_id(const program *p, uint64_t start)
+{
+	uint32_t lo = 0, hi = p->nroutines;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (p->routines[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nroutines && p->routines[lo].start == start && p->routines[lo].nblocks
+	       ? (int32_t)lo : -1;
+}
+
+/* Whether control may come back from the call at the end of block b
+ * through code we do not analyze, so a RETURNED word marks the return. */
+static bool call_needs_returned(const rgen *g, const block *b)
+{
+	if (!b->call_target)
+		return true;
+	int32_t id = routine_id(g->g->p, b->call_target);
+	return id < 0 || g->g->extern_tail[id];
+}
+
+static void emit_edge(rgen *g, uint32_t from, uint32_t to)
+{
+	const routine *r = g->r;
+	FILE *f = g->g->f;
+	fputs("{ ", f);
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		if (!g->counter_used[l] || r->loops[l].header != to)
+			continue;
+		bool inside = false;
+		for (int32_t x = r->blocks[from].loop; x >= 0; x = r->loops[x].parent)
+			inside |= (uint32_t)x == l;
+		fprintf(f, inside ? "I%u++; " : "I%u = 0; ", l);
+	}
+	if (to == 0)
+		fprintf(f, "goto B0_again; }");
+	else
+		fprintf(f, "goto B_%" PRIx64 "; }", r->blocks[to].start);
+}
+
+static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
+{
+	int32_t id = routine_id(g->g->p, target);
+	fprintf(g->g->f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d); r_%d(t);\n", pc, id, id);
+}
+
+/* Leaving the routine to `target` (a tail call, or falling into the next
+ * routine): an analyzed target replays here, anything else returns to the
+ * caller, which waits for the RETURNED word. */
+static void emit_leave(rgen *g, uint64_t pc, uint64_t target)
+{
+	if (routine_id(g->g->p, target) >= 0)
+		emit_call_analyzed(g, pc, target);
+	fputs("\treturn;\n", g->g->f);
+}
+
+static const branch_info *branch_at(const analysis *a, uint32_t i)
+{
+	for (uint32_t k = 0; k < a->nbr; k++)
+		if (a->br[k].insn == i)
+			return &a->br[k];
+	return NULL;
+}
+
+static void emit_condition(FILE *f, const branch_info *b)
+{
+	static const char *const ops[] = {
+		[CC_B] = "<", [CC_AE] = ">=", [CC_E] = "==", [CC_NE] = "!=",
+		[CC_BE] = "<=", [CC_A] = ">", [CC_L] = "<", [CC_GE] = ">=",
+		[CC_LE] = "<=", [CC_G] = ">",
+	};
+	unsigned w = b->bits;
+	bool sgn = b->cc >= CC_L;
+	if (b->cc == CC_S || b->cc == CC_NS) {
+		fprintf(f, "(int%u_t)(", w);
+		emit_expr(f, b->lhs);
+		fputs(" - ", f);
+		emit_expr(f, b->rhs);
+		fprintf(f, ") %s 0", b->cc == CC_S ? "<" : ">=");
+		return;
+	}
+	fprintf(f, "(%sint%u_t)(", sgn ? "" : "u", w);
+	emit_expr(f, b->lhs);
+	fprintf(f, ") %s (%sint%u_t)(", ops[b->cc], sgn ? "" : "u", w);
+	emit_expr(f, b->rhs);
+	fputc(')', f);
+}
+
+static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
+{
+	const routine *r = g->r;
+	const block *b = &r->blocks[bi];
+	const insn *in = &r->insns[i];
+	FILE *f = g->g->f;
+	const branch_info *br = branch_at(&g->a, i);
+	fputs("\tif (", f);
+	if (br && br->how == BR_COMPUTED)
+		emit_condition(f, br);
+	else
+		fputs("IN()", f);
+	fputs(") ", f);
+	int t = cfg_block_of(r, in->target);
+	if (t >= 0 && r->blocks[t].start == in->target && !((b->flags & BLK_TAILCALL) &&
+							    b->call_target == in->target)) {
+		emit_edge(g, bi, (uint32_t)t);
+	} else {
+		fputs("{\n", f);
+		emit_leave(g, in->addr, in->target);
+		fputs("\t}", f);
+	}
+	fputs("\n", f);
+	int n = cfg_block_of(r, b->end);
+	if (n >= 0 && r->blocks[n].start == b->end) {
+		fputc('\t', f);
+		emit_edge(g, bi, (uint32_t)n);
+		fputc('\n', f);
+	} else {
+		emit_leave(g, in->addr, b->end);
+	}
+}
+
+static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
+{
+	const routine *r = g->r;
+	const block *b = &r->blocks[bi];
+	FILE *f = g->g->f;
+	fprintf(f, "\t{ uint64_t to = IN() - t->bias; switch (to) {\n");
+	const uint32_t *succ = b->succ;
+	uint32_t n = b->nsucc;
+	bool all = !(b->flags & BLK_JUMPTABLE);
+	/* an unresolved jump may go to any block of the routine */
+	for (uint32_t k = 0; k < (all ? r->nblocks : n); k++) {
+		uint32_t s = all ? k : succ[k];
+		fprintf(f, "\tcase 0x%" PRIx64 "ull: ", r->blocks[s].start);
+		emit_edge(g, bi, s);
+		fputc('\n', f);
+	}
+	fprintf(f, "\tdefault: sk_desync(t, 0x%" PRIx64 "ull, \"indirect jump to an unknown target\", to);\n"
+		"\t} }\n", r->insns[i].addr);
+}
+
+static void emit_terminator(rgen *g, uint32_t bi)
+{
+	const routine *r = g->r;
+	const block *b = &r->blocks[bi];
+	uint32_t i = b->first + b->ninsn - 1;
+	const insn *in = &r->insns[i];
+	FILE *f = g->g->f;
+	int next = cfg_block_of(r, b->end);
+
+	switch (in->flow) {
+	case FLOW_CJUMP:
+		emit_cjump(g, bi, i);
+		return;
+	case FLOW_IJUMP:
+		emit_indirect_jump(g, bi, i);
+		return;
+	case FLOW_RET:
+	case FLOW_HALT:
+		fputs("\treturn;\n", f);
+		return;
+	case FLOW_CALL:
+	case FLOW_ICALL:
+		if (in->flow == FLOW_CALL && !call_needs_returned(g, b))
+			emit_call_analyzed(g, in->addr, in->target);
+		else
+			fputs("\tsk_external(t);\n", f);
+		if (b->flags & BLK_NORETURN || !b->nsucc) {
+			fputs("\treturn;\n", f);
+			return;
+		}
+		break;
+	case FLOW_JUMP:
+		if (b->flags & BLK_TAILCALL) {
+			emit_leave(g, in->addr, in->target);
+			return;
+		}
+		fputc('\t', f);
+		emit_edge(g, bi, b->succ[0]);
+		fputc('\n', f);
+		return;
+	default:
+		if (b->flags & BLK_TAILCALL) {
+			emit_leave(g, in->addr, b->end);
+			return;
+		}
+		break;
+	}
+	if (next >= 0 && r->blocks[next].start == b->end) {
+		fputc('\t', f);
+		emit_edge(g, bi, (uint32_t)next);
+		fputc('\n', f);
+	} else {
+		fputs("\treturn;\n", f);
+	}
+}
+
+static const char *kind_c(unsigned k)
+{
+	return k == ACC_W ? "SK_W" : "SK_R";
+}
+
+static const access_info *access_at(const analysis *a, uint32_t i, unsigned k)
+{
+	/* accesses are in instruction order: binary search by insn */
+	uint32_t lo = 0, hi = a->nacc;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (a->acc[mid].insn < i || (a->acc[mid].insn == i && a->acc[mid].k < k))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->nacc && a->acc[lo].insn == i && a->acc[lo].k == k ? &a->acc[lo] : NULL;
+}
+
+static void emit_out(FILE *f, uint64_t pc, const access_info *x, const char *addr_var)
+{
+	unsigned kinds[2] = { x->kind == ACC_W ? ACC_W : ACC_R, ACC_W };
+	unsigned n = x->kind == ACC_RW ? 2 : 1;
+	for (unsigned j = 0; j < n; j++) {
+		fprintf(f, "\tOUT(0x%" PRIx64 "ull, %s, %u, ", pc, kind_c(kinds[j]), x->size);
+		if (addr_var)
+			fputs(addr_var, f);
+		else
+			emit_expr(f, x->addr);
+		fputs(");\n", f);
+	}
+}
+
+static void emit_rep(rgen *g, uint32_t i)
+{
+	const insn *in = &g->r->insns[i];
+	FILE *f = g->g->f;
+	bool cond = in->op == OP_CMPS || in->op == OP_SCAS;
+	fprintf(f, "\t{ uint64_t n = rep_cx%s; for (uint64_t k = 0; k < n; k++) {\n",
+		cond ? " - rep_cx_after" : "");
+	for (unsigned k = 0; k < in->nmem; k++) {
+		const mem_access *m = &in->mem[k];
+		unsigned kinds[2] = { m->kind == ACC_W ? ACC_W : ACC_R, ACC_W };
+		for (unsigned j = 0; j < (m->kind == ACC_RW ? 2u : 1u); j++)
+			fprintf(f, "\t\tOUT(0x%" PRIx64 "ull, %s, %u, %s + k * %u);\n", in->addr,
+				kind_c(kinds[j]), m->size, m->base == R_SI ? "rep_si" : "rep_di",
+				m->size);
+	}
+	fputs("\t} }\n", f);
+}
+
+static bool insn_is_rep(const insn *in)
+{
+	for (unsigned k = 0; k < in->nmem; k++)
+		if (in->mem[k].flags & MEM_REP)
+			return true;
+	return false;
+}
+
+static void emit_insn(rgen *g, uint32_t i)
+{
+	const analysis *a = &g->a;
+	const insn *in = &g->r->insns[i];
+	FILE *f = g->g->f;
+	uint32_t k = g->probe_first[i];
+
+	if (g->returned_at[i])
+		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, SK_RETURNED);\n", in->addr);
+	for (; k < a->nprobes && a->probes[k].insn == i && a->probes[k].kind == PR_REG_BEFORE; k++) {
+		const probe *p = &a->probes[k];
+		if (p->rep)
+			fprintf(f, "\trep_%s = IN();\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di");
+		else
+			fprintf(f, "\tv%u = IN();\n", p->val);
+	}
+	if (insn_is_rep(in)) {
+		emit_rep(g, i);
+	} else {
+		for (unsigned m = 0; m < in->nmem; m++) {
+			const access_info *x = access_at(a, i, m);
+			if (!x)
+				continue;
+			if (x->addr) {
+				emit_out(f, in->addr, x, NULL);
+			} else {
+				fputs("\t{ uint64_t ad = IN();\n", f);
+				emit_out(f, in->addr, x, "ad");
+				fputs("\t}\n", f);
+			}
+		}
+	}
+	/* skip the direct-address probes (consumed above) and the branch /
+	 * target probe (consumed by the terminator) */
+	while (k < a->nprobes && a->probes[k].insn == i &&
+	       (a->probes[k].kind == PR_ADDR || a->probes[k].kind == PR_BRANCH ||
+		a->probes[k].kind == PR_TARGET))
+		k++;
+	for (; k < a->nprobes && a->probes[k].insn == i; k++) {
+		const probe *p = &a->probes[k];
+		if (p->rep)
+			fputs("\trep_cx_after = IN();\n", f);
+		else
+			fprintf(f, "\tv%u = IN();\n", p->val);
+	}
+}
+
+static void prepare(rgen *g)
+{
+	const routine *r = g->r;
+	analysis *a = &g->a;
+	g->counter_used = xcalloc(r->nloops ? r->nloops : 1, 1);
+	g->leaf_used = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
+	g->returned_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
+	g->probe_first = xmalloc((r->ninsn ? r->ninsn : 1) * sizeof *g->probe_first);
+	for (uint32_t i = 0; i < r->ninsn; i++)
+		g->probe_first[i] = a->nprobes;
+	for (uint32_t k = a->nprobes; k-- > 0;)
+		g->probe_first[a->probes[k].insn] = k;
+	for (uint32_t i = 0; i < a->nacc; i++)
+		if (a->acc[i].addr) {
+			mark_counters(g, a->acc[i].addr);
+			expr_leaves(a->acc[i].addr, mark_leaf, g);
+		}
+	for (uint32_t i = 0; i < a->nbr; i++)
+		if (a->br[i].how == BR_COMPUTED) {
+			mark_counters(g, a->br[i].lhs);
+			mark_counters(g, a->br[i].rhs);
+			expr_leaves(a->br[i].lhs, mark_leaf, g);
+			expr_leaves(a->br[i].rhs, mark_leaf, g);
+		}
+	for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+		const block *b = &r->blocks[bi];
+		const insn *last = &r->insns[b->first + b->ninsn - 1];
+		if ((last->flow == FLOW_CALL || last->flow == FLOW_ICALL) &&
+		    (b->flags & BLK_CALL) && call_needs_returned(g, b)) {
+			int n = cfg_block_of(r, b->end);
+			if (n >= 0 && r->blocks[n].start == b->end)
+				g->returned_at[r->blocks[n].first] = 1;
+		}
+	}
+}
+
+static bool reachable(const routine *r, uint32_t b)
+{
+	return b == 0 || r->blocks[b].idom >= 0;
+}
+
+static void emit_routine(rgen *g)
+{
+	const routine *r = g->r;
+	FILE *f = g->g->f;
+	analysis *a = &g->a;
+	bool rep = false;
+
+	fprintf(f, "\n/* %s at 0x%" PRIx64 ": %u blocks, %u loops, %u probes */\n",
+		r->name, r->start, r->nblocks, r->nloops, a->nprobes);
+	fprintf(f, "static void r_%u(sk_thread *t)\n{\n", g->id);
+	for (uint32_t v = 0; v < a->s.nvals; v++)
+		if (g->leaf_used[v])
+			fprintf(f, "\tuint64_t v%u = 0;\n", v);
+	for (uint32_t l = 0; l < r->nloops; l++)
+		if (g->counter_used[l])
+			fprintf(f, "\tuint64_t I%u = 0;\n", l);
+	for (uint32_t i = 0; i < r->ninsn; i++)
+		rep |= insn_is_rep(&r->insns[i]);
+	if (rep)
+		fputs("\tuint64_t rep_cx = 0, rep_cx_after = 0, rep_si = 0, rep_di = 0;\n"
+		      "\t(void)rep_cx_after; (void)rep_si; (void)rep_di;\n", f);
+	/* the caller consumed the entry word; a jump back to the entry
+	 * passes the entry probe again */
+	fputs("\tgoto B0;\nB0_again:\n", f);
+	fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\nB0:\n", r->start,
+		(uint64_t)SK_ENTRY(g->id));
+	for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+		const block *b = &r->blocks[bi];
+		if (!reachable(r, bi))
+			continue;
+		if (bi)
+			fprintf(f, "B_%" PRIx64 ":\n", b->start);
+		for (uint32_t i = b->first; i < b->first + b->ninsn; i++)
+			emit_insn(g, i);
+		emit_terminator(g, bi);
+	}
+	fputs("}\n", f);
+}
+
+static void rgen_free(rgen *g)
+{
+	free(g->counter_used);
+	free(g->leaf_used);
+	free(g->returned_at);
+	free(g->probe_first);
+	iv_free(&g->a);
+}
+
+/* ------------------------------------------------------------- driver */
+
+/* A routine may return through unanalyzed code when it tail-calls out of
+ * the analyzed program, directly or through analyzed tail calls. */
+static void find_extern_tails(gen *g)
+{
+	const program *p = g->p;
+	g->extern_tail = xcalloc(p->nroutines ? p->nroutines : 1, 1);
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t i = 0; i < p->nroutines; i++) {
+			const routine *r = &p->routines[i];
+			if (g->extern_tail[i])
+				continue;
+			for (uint32_t b = 0; b < r->nblocks && !g->extern_tail[i]; b++) {
+				const block *bl = &r->blocks[b];
+				if (bl->flags & BLK_IJUMP)
+					g->extern_tail[i] = 1;
+				if (bl->flags & BLK_TAILCALL) {
+					int32_t id = routine_id(p, bl->call_target);
+					if (id < 0 || g->extern_tail[id])
+						g->extern_tail[i] = 1;
+				}
+			}
+			changed |= g->extern_tail[i];
+		}
+	}
+}
+
+static void emit_header(gen *g)
+{
+	const binary *b = &g->p->bin;
+	fprintf(g->f,
+		"/* Skeleton of %s, generated by skel %s.\n"
+		" * Binary identity: %s (%s).  Replay it with `skel replay` or `skel run`;\n"
+		" * it compiles against replay/skel_rt.h. */\n"
+		"#include \"skel_rt.h\"\n"
+		"\n"
+		"const char sk_binary_id[] = \"%s\";\n",
+		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
+		b->has_build_id ? "GNU build-id" : "content hash", b->id_hex);
+	for (uint32_t i = 0; i < g->p->nroutines; i++)
+		if (g->p->routines[i].nblocks)
+			fprintf(g->f, "static void r_%u(sk_thread *t);\n", i);
+}
+
+static void emit_dispatch(gen *g)
+{
+	FILE *f = g->f;
+	fputs("\nconst char *const sk_routine_names[] = {\n", f);
+	for (uint32_t i = 0; i < g->p->nroutines; i++)
+		fprintf(f, "\t\"%s\",\n", g->p->routines[i].name);
+	fprintf(f, "};\nconst unsigned sk_nroutines = %u;\n\n", g->p->nroutines);
+	fputs("void sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n", f);
+	for (uint32_t i = 0; i < g->p->nroutines; i++)
+		if (g->p->routines[i].nblocks)
+			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",
+				(uint64_t)SK_ENTRY(i), i);
+	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
+}
+
+static void emit_patch(gen *g)
+{
+	fputs("\n/* SKEL-PATCH-BEGIN\n", g->f);
+	patch_write(g->f, g->pt);
+	fputs("SKEL-PATCH-END */\n", g->f);
+}
+
+int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
+		  skel_stats *st, char err[ERR_LEN])
+{
+	gen g = { .f = out, .p = p, .o = o, .pt = pt, .st = st };
+	char perr[FMT_ERR_LEN];
+	memset(pt, 0, sizeof *pt);
+	memset(st, 0, sizeof *st);
+	if (patch_set_id(pt, p->bin.id_hex, p->bin.has_build_id ? SKEL_ID_BUILDID : SKEL_ID_HASH,
+			 perr) < 0) {
+		snprintf(err, ERR_LEN, "%s", perr);
+		return -1;
+	}
+	find_extern_tails(&g);
+	emit_header(&g);
+	for (uint32_t i = 0; i < p->nroutines; i++) {
+		const routine *r = &p->routines[i];
+		if (!r->nblocks)
+			continue;
+		rgen rg = { .g = &g, .r = r, .id = i };
+		iv_analyze(&rg.a, p, r, o->all_accesses ? IV_ALL_DIRECT : 0);
+		prepare(&rg);
+		for (uint32_t k = 0; k < r->ninsn; k++)
+			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
+				patch_insn(&rg, k);
+		emit_routine(&rg);
+		st->routines++;
+		st->mem_insns += rg.a.nmem_insns;
+		st->probes += rg.a.nprobes;
+		st->direct += rg.a.ndirect;
+		rgen_free(&rg);
+	}
+	emit_dispatch(&g);
+	emit_patch(&g);
+	free(g.extern_tail);
+	return 0;
+}
+
+char *skel_extract_patch(const char *text)
+{
+	const char *b = strstr(text, "/* SKEL-PATCH-BEGIN\n");
+	if (!b)
+		return NULL;
+	b += strlen("/* SKEL-PATCH-BEGIN\n");
+	const char *e = strstr(b, "SKEL-PATCH-END */");
+	if (!e)
+		return NULL;
+	char *s = xmalloc((size_t)(e - b) + 1);
+	memcpy(s, b, (size_t)(e - b));
+	s[e - b] = 0;
+	return s;
+}

@@ -1,0 +1,34 @@
+/* skelgen.h — emits the C skeleton of a program and the patch it needs.
+ *
+ * The skeleton has one function per routine with the routine's shape
+ * (labels named after block addresses, gotos), loop counters, OUT() per
+ * access and IN() per recorded value; see replay/skel_rt.h for what those
+ * mean at replay time.  The patch (replay/format.h) lists the probes whose
+ * values the skeleton reads, in the order it reads them; it is embedded in
+ * the skeleton together with the binary's identity. */
+#ifndef SKEL_SKELGEN_H
+#define SKEL_SKELGEN_H
+
+#include "ivres/ivres.h"
+#include "replay/format.h"
+
+typedef struct skel_opts {
+	bool all_accesses;      /* full-tracing baseline: every access direct */
+	const char *app;        /* the binary's path, for the header comment */
+} skel_opts;
+
+typedef struct skel_stats {
+	uint32_t routines;
+	uint64_t mem_insns, probes, direct;
+} skel_stats;
+
+/* Writes the skeleton of p to out and fills `pt` with its patch. */
+int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
+		  skel_stats *st, char err[ERR_LEN]);
+
+/* Extracts the embedded patch text from a skeleton file's contents
+ * (between the SKEL-PATCH-BEGIN/END markers).  Returns a malloc'd string,
+ * or NULL when the file is not a skeleton. */
+char *skel_extract_patch(const char *skeleton_text);
+
+#endif

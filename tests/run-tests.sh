@@ -1,0 +1,18 @@
+#!/bin/sh
+# Runs every test program; prints one closing line "N passed, N failed".
+# SKEL_FULL=1 (make check-full) adds the slow cases.
+cd "$(dirname "$0")/.." || exit 1
+pass=0; fail=0; failed=""
+for t in build/san/tests/test_*; do
+	[ -x "$t" ] || continue
+	echo "== $t"
+	if ASAN_OPTIONS=detect_leaks=1 "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
+done
+for t in tests/*.sh; do
+	case "$t" in */run-tests.sh) continue;; esac
+	echo "== $t"
+	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,252 @@
+/* Tests of routines, CFGs, dominators and loop nests on the samples. */
+#include "tests/testutil.h"
+#include "analyzer/analyzer.h"
+
+static program *load(const char *path)
+{
+	static program p;
+	char err[ERR_LEN];
+	if (program_load(&p, path, err) < 0)
+		fail_msg("%s: %s", path, err);
+	return &p;
+}
+
+/* Function symbols in executable sections, from readelf (independent of
+ * our ELF reader); .cold parts belong to their parent. */
+static size_t readelf_funcs(const char *path, uint64_t *out, size_t max)
+{
+	char cmd[512], line[1024];
+	size_t n = 0;
+	snprintf(cmd, sizeof cmd, "readelf -sW %s | awk '$4==\"FUNC\" && $7!=\"UND\" && $2!~/^0+$/ {print $2, $8}'", path);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f) && n < max) {
+		char name[512];
+		unsigned long long a;
+		if (sscanf(line, "%llx %511s", &a, name) == 2 && !strstr(name, ".cold")) {
+			size_t k;
+			for (k = 0; k < n && out[k] != a; k++)
+				;
+			if (k == n)
+				out[n++] = a;
+		}
+	}
+	pclose(f);
+	return n;
+}
+
+static const char *const sample_names[] = {
+	"matmul", "stencil", "triangular", "csr", "list", "tree", "hash", "switch",
+	"funcptr", "recursion", "earlyexit", "irreducible", "strings", "qsort_cb",
+	"threads", "bubble",
+};
+#define NSAMPLES (sizeof sample_names / sizeof *sample_names)
+
+static void test_routines_equal_func_symbols(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < NSAMPLES; s++) {
+		const char *path = sample_path(sample_names[s], "O2", "pie", 0);
+		uint64_t syms[1024];
+		size_t n = readelf_funcs(path, syms, 1024);
+		program *p = load(path);
+		assert_true(n > 0);
+		for (size_t i = 0; i < n; i++)
+			if (!program_routine_at(p, syms[i]))
+				fail_msg("%s: function symbol at 0x%llx has no routine", path,
+					 (unsigned long long)syms[i]);
+		for (uint32_t i = 0; i < p->nroutines; i++) {
+			size_t k;
+			for (k = 0; k < n && syms[k] != p->routines[i].start; k++)
+				;
+			if (k == n)
+				fail_msg("%s: routine %s at 0x%llx is not a function symbol", path,
+					 p->routines[i].name, (unsigned long long)p->routines[i].start);
+		}
+		program_free(p);
+	}
+}
+
+/* The stripped copy finds its routines through .eh_frame and calls: every
+ * routine it finds is a real function, and every function with code that
+ * our unstripped analysis reaches from main or an FDE is found. */
+static void test_stripped_routines_via_eh_frame(void **state)
+{
+	(void)state;
+	static const char *const kernels[] = { "main", "matmul" };
+	for (int pie = 0; pie < 2; pie++) {
+		const char *full = sample_path("matmul", "O2", pie ? "pie" : "nopie", 0);
+		const char *strip = sample_path("matmul", "O2", pie ? "pie" : "nopie", 1);
+		program full_p, strip_p;
+		char err[ERR_LEN];
+		assert_int_equal(program_load(&full_p, full, err), 0);
+		assert_int_equal(program_load(&strip_p, strip, err), 0);
+		assert_true(strip_p.bin.stripped);
+		for (uint32_t i = 0; i < strip_p.nroutines; i++)
+			if (!program_routine_at(&full_p, strip_p.routines[i].start))
+				fail_msg("%s: routine at 0x%llx is not a function", strip,
+					 (unsigned long long)strip_p.routines[i].start);
+		for (size_t k = 0; k < 2; k++) {
+			routine *r = program_routine_named(&full_p, kernels[k]);
+			assert_non_null(r);
+			routine *q = program_routine_at(&strip_p, r->start);
+			if (!q)
+				fail_msg("%s: %s not found when stripped", strip, kernels[k]);
+			assert_int_equal(q->nblocks, r->nblocks);
+			assert_int_equal(q->nloops, r->nloops);
+		}
+		program_free(&full_p);
+		program_free(&strip_p);
+	}
+}
+
+static void check_routine_structure(const char *path, const routine *r)
+{
+	uint32_t covered = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		assert_true(bl->ninsn > 0);
+		if (bl->start != r->insns[bl->first].addr)
+			fail_msg("%s %s: block 0x%llx does not start at its first instruction",
+				 path, r->name, (unsigned long long)bl->start);
+		/* consecutive instructions inside a block */
+		for (uint32_t i = bl->first + 1; i < bl->first + bl->ninsn; i++)
+			assert_int_equal(r->insns[i - 1].addr + r->insns[i - 1].len, r->insns[i].addr);
+		covered += bl->ninsn;
+		for (uint32_t k = 0; k < bl->nsucc; k++) {
+			const block *s = &r->blocks[bl->succ[k]];
+			if (cfg_block_of(r, s->start) != (int)bl->succ[k])
+				fail_msg("%s %s: edge to a non-start", path, r->name);
+			/* the edge is mirrored */
+			bool found = false;
+			for (uint32_t m = 0; m < s->npred; m++)
+				found |= s->pred[m] == b;
+			assert_true(found);
+		}
+		/* a block whose last instruction falls through has exactly its
+		 * successor at the next address */
+		const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+		if (last->flow == FLOW_CJUMP && !(bl->flags & BLK_TAILCALL)) {
+			int t = cfg_block_of(r, last->target);
+			assert_true(t >= 0);
+		}
+	}
+	/* every instruction is in exactly one block */
+	if (covered != r->ninsn)
+		fail_msg("%s %s: blocks cover %u of %u instructions", path, r->name, covered,
+			 r->ninsn);
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		int b = cfg_block_of(r, r->insns[i].addr);
+		assert_true(b >= 0);
+		assert_true(i >= r->blocks[b].first && i < r->blocks[b].first + r->blocks[b].ninsn);
+	}
+	/* the entry dominates every reachable block */
+	for (uint32_t b = 1; b < r->nblocks; b++)
+		if (r->blocks[b].idom >= 0)
+			assert_true(dom_dominates(r, 0, b));
+}
+
+static void test_blocks_cover_instructions_once(void **state)
+{
+	(void)state;
+	static const char *const opts[] = { "O0", "O2", "O3" };
+	for (size_t s = 0; s < NSAMPLES; s++)
+		for (int o = 0; o < 3; o++) {
+			const char *path = sample_path(sample_names[s], opts[o], o == 1 ? "nopie" : "pie", 0);
+			program *p = load(path);
+			for (uint32_t i = 0; i < p->nroutines; i++)
+				check_routine_structure(path, &p->routines[i]);
+			program_free(p);
+		}
+}
+
+static uint32_t max_depth(const routine *r)
+{
+	uint32_t d = 0;
+	for (uint32_t i = 0; i < r->nloops; i++)
+		if (r->loops[i].depth > d)
+			d = r->loops[i].depth;
+	return d;
+}
+
+static void expect_depth(const char *sample, const char *opt, const char *func, uint32_t depth)
+{
+	program *p = load(sample_path(sample, opt, "pie", 0));
+	routine *r = program_routine_named(p, func);
+	if (!r)
+		fail_msg("%s: no routine %s", sample, func);
+	if (max_depth(r) != depth)
+		fail_msg("%s -%s %s: loop depth %u, expected %u", sample, opt, func, max_depth(r), depth);
+	for (uint32_t i = 0; i < r->nloops; i++)
+		assert_false(r->loops[i].irreducible);
+	program_free(p);
+}
+
+static void test_loop_nest_depths_match_source(void **state)
+{
+	(void)state;
+	expect_depth("matmul", "O2", "matmul", 3);
+	expect_depth("matmul", "O0", "matmul", 3);
+	expect_depth("stencil", "O2", "stencil", 3);
+	expect_depth("stencil", "O0", "stencil", 3);
+	expect_depth("list", "O2", "list_sum", 1);
+}
+
+static void test_irreducible_sample_flagged(void **state)
+{
+	(void)state;
+	static const char *const opts[] = { "O0", "O2" };
+	for (int o = 0; o < 2; o++) {
+		program *p = load(sample_path("irreducible", opts[o], "pie", 0));
+		routine *r = program_routine_named(p, "irreducible");
+		assert_non_null(r);
+		if (!r->irreducible)
+			fail_msg("irreducible -%s: not flagged", opts[o]);
+		routine *m = program_routine_named(p, "matmul");
+		assert_null(m);
+		program_free(p);
+		p = load(sample_path("matmul", opts[o], "pie", 0));
+		for (uint32_t i = 0; i < p->nroutines; i++)
+			assert_false(p->routines[i].irreducible);
+		program_free(p);
+	}
+}
+
+/* Targets of the switch's jump table, read independently with objdump:
+ * the case labels are the blocks the table points at. */
+static void test_switch_jump_table_targets(void **state)
+{
+	(void)state;
+	static const char *const pies[] = { "pie", "nopie" };
+	for (int k = 0; k < 2; k++) {
+		program *p = load(sample_path("switch", "O2", pies[k], 0));
+		routine *r = program_routine_named(p, "dispatch");
+		assert_non_null(r);
+		int tables = 0;
+		for (uint32_t b = 0; b < r->nblocks; b++) {
+			const block *bl = &r->blocks[b];
+			assert_false(bl->flags & BLK_IJUMP);
+			if (!(bl->flags & BLK_JUMPTABLE))
+				continue;
+			tables++;
+			/* dispatch() has ten cases (0-9) with distinct bodies; samples/README.md */
+			assert_int_equal(bl->nsucc, 10);
+		}
+		assert_int_equal(tables, 1);
+		assert_false(r->partial);
+		program_free(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_routines_equal_func_symbols),
+		cmocka_unit_test(test_stripped_routines_via_eh_frame),
+		cmocka_unit_test(test_blocks_cover_instructions_once),
+		cmocka_unit_test(test_loop_nest_depths_match_source),
+		cmocka_unit_test(test_irreducible_sample_flagged),
+		cmocka_unit_test(test_switch_jump_table_targets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,825 @@
+/* test_recorder.c — the recorder (replay/rec.c, build/libskelrec.so), the
+ * patch text format and the value-trace reader.
+ *
+ * A small C program (PROG_SRC below) is compiled at test time, -O1, PIE and
+ * not.  Its probe points are global labels in inline asm, so `nm` gives
+ * their addresses and each asm statement is a whole basic block whose
+ * bounds are labels too.  The program prints every value it expects the
+ * recorder to see ("V <hex>"); each test writes a patch by hand, runs the
+ * program under LD_PRELOAD and compares the value trace with that output,
+ * and the program's output and exit status with a native run. */
+#include "tests/testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "replay/format.h"
+
+extern char **environ;
+
+static const char PROG_SRC[] =
+	"#include <pthread.h>\n"
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"#include <sys/wait.h>\n"
+	"#include <unistd.h>\n"
+	"\n"
+	"long glob = 0x1234;\n"
+	"long arr[64];\n"
+	"\n"
+	"__attribute__((noinline)) long loop(long n)\n"
+	"{\n"
+	"\tlong acc = 0;\n"
+	"\tfor (long i = 0; i < n; i++) {\n"
+	"\t\tregister long a asm(\"rbx\") = acc;\n"
+	"\t\tregister long b asm(\"rcx\") = i * 3 + 1;\n"
+	"\t\tasm volatile(\".globl loop_site\\nloop_site: add %1, %0\\n\\tnop\\n\\tnop\\n\"\n"
+	"\t\t\t     \".globl loop_end\\nloop_end:\" : \"+r\"(a) : \"r\"(b));\n"
+	"\t\tacc = a;\n"
+	"\t\tprintf(\"V %lx\\n\", acc);\n"
+	"\t}\n"
+	"\treturn acc;\n"
+	"}\n"
+	"\n"
+	"__attribute__((noinline)) long shortsite(long n)\n"
+	"{\n"
+	"\tlong acc = 0;\n"
+	"\tfor (long i = 0; i < n; i++) {\n"
+	"\t\tregister long a asm(\"rbx\") = acc;\n"
+	"\t\tregister long b asm(\"rcx\") = i + 5;\n"
+	"\t\tasm volatile(\".globl sh_site\\nsh_site: add %1, %0\\n\"\n"
+	"\t\t\t     \".globl sh_end\\nsh_end:\" : \"+r\"(a) : \"r\"(b));\n"
+	"\t\tacc = a;\n"
+	"\t\tprintf(\"V %lx\\n\", acc);\n"
+	"\t}\n"
+	"\treturn acc;\n"
+	"}\n"
+	"\n"
+	"__attribute__((noinline)) void rsp(void)\n"
+	"{\n"
+	"\tlong x;\n"
+	"\tasm volatile(\".globl rsp_site\\nrsp_site: mov %%rsp, %0\\n\\tnop\\n\\tnop\\n\"\n"
+	"\t\t     \".globl rsp_end\\nrsp_end:\" : \"=a\"(x));\n"
+	"\tprintf(\"V %lx\\n\", x);\n"
+	"}\n"
+	"\n"
+	"__attribute__((noinline)) void addr(long n)\n"
+	"{\n"
+	"\tfor (long i = 0; i < n; i++) {\n"
+	"\t\tregister long *base asm(\"rbx\") = arr;\n"
+	"\t\tregister long idx asm(\"rcx\") = i;\n"
+	"\t\tlong v, g, sp;\n"
+	"\t\tarr[i + 1] = i * i;\n"
+	"\t\tasm volatile(\".globl addr_site\\naddr_site: mov 8(%1,%2,8), %0\\n\"\n"
+	"\t\t\t     \".globl addr_end\\naddr_end:\"\n"
+	"\t\t\t     : \"=a\"(v) : \"r\"(base), \"r\"(idx) : \"memory\");\n"
+	"\t\tasm volatile(\".globl rip_site\\nrip_site: mov glob(%%rip), %0\\n\"\n"
+	"\t\t\t     \".globl rip_end\\nrip_end:\" : \"=d\"(g) : : \"memory\");\n"
+	"\t\tasm volatile(\"mov %%rsp, %0\\n\"\n"
+	"\t\t\t     \".globl push_site\\npush_site: push %%rax\\n\\tpop %%rax\\n\"\n"
+	"\t\t\t     \"\\tnop\\n\\tnop\\n\\tnop\\n.globl push_end\\npush_end:\"\n"
+	"\t\t\t     : \"=r\"(sp) : : \"memory\");\n"
+	"\t\tprintf(\"V %lx\\nV %lx\\nV %lx\\n\", (long)&arr[i + 1], (long)&glob,\n"
+	"\t\t       sp - 8);\n"
+	"\t\tprintf(\"got %ld %lx\\n\", v, g);\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"__attribute__((noinline)) void taken(long n)\n"
+	"{\n"
+	"\tunsigned long s = 12345;\n"
+	"\tfor (long i = 0; i < n; i++) {\n"
+	"\t\ts = s * 6364136223846793005ul + 1442695040888963407ul;\n"
+	"\t\tregister long a asm(\"rbx\") = (long)((s >> 33) % 100);\n"
+	"\t\tregister long b asm(\"rcx\") = 50;\n"
+	"\t\tlong r;\n"
+	"\t\tasm volatile(\".globl tk_blk\\ntk_blk: cmp %%rcx, %%rbx\\n\"\n"
+	"\t\t\t     \".globl tk_site\\ntk_site: jl 1f\\n\"\n"
+	"\t\t\t     \".globl tk_end\\ntk_end: mov $0, %0\\n\\tjmp 2f\\n\"\n"
+	"\t\t\t     \"1: mov $1, %0\\n2:\"\n"
+	"\t\t\t     : \"=r\"(r) : \"r\"(a), \"r\"(b) : \"cc\");\n"
+	"\t\tprintf(\"V %lx\\n\", r);\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"long fa(void) { return 11; }\n"
+	"long fb(void) { return 22; }\n"
+	"long fc(void) { return 33; }\n"
+	"long (*fns[3])(void) = { fa, fb, fc };\n"
+	"\n"
+	"__attribute__((noinline)) void target(long n)\n"
+	"{\n"
+	"\tfor (long i = 0; i < n; i++) {\n"
+	"\t\tlong (*fp)(void) = fns[(i * 7) % 3];\n"
+	"\t\tregister long f asm(\"rax\") = (long)fp;\n"
+	"\t\tasm volatile(\".globl tg_blk\\ntg_blk: mov %%rax, %%r11\\n\"\n"
+	"\t\t\t     \".globl tg_site\\ntg_site: call *%%r11\\n\"\n"
+	"\t\t\t     \".globl tg_end\\ntg_end:\"\n"
+	"\t\t\t     : \"+r\"(f) : : \"rcx\", \"rdx\", \"rsi\", \"rdi\", \"r8\",\n"
+	"\t\t\t       \"r9\", \"r10\", \"r11\", \"memory\", \"cc\");\n"
+	"\t\tprintf(\"V %lx\\nresult %ld\\n\", (long)fp, f);\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"/* A leaf keeping data in the red zone and flags live across the probe. */\n"
+	"__attribute__((noinline)) long leaf(long x)\n"
+	"{\n"
+	"\tlong r;\n"
+	"\tasm volatile(\"movq %1, -8(%%rsp)\\n\\tmovq $77, -128(%%rsp)\\n\"\n"
+	"\t\t     \"\\tcmp $100, %1\\n\"\n"
+	"\t\t     \".globl rz_site\\nrz_site: lea 1(%1), %0\\n\\tnop\\n\"\n"
+	"\t\t     \".globl rz_end\\nrz_end:\\n\"\n"
+	"\t\t     \"\\tjl 1f\\n\\tadd $1000, %0\\n1:\\n\"\n"
+	"\t\t     \"\\tadd -8(%%rsp), %0\\n\\tadd -128(%%rsp), %0\\n\"\n"
+	"\t\t     : \"=&r\"(r) : \"r\"(x) : \"cc\", \"memory\");\n"
+	"\treturn r;\n"
+	"}\n"
+	"\n"
+	"long tres[2][1000];\n"
+	"\n"
+	"__attribute__((noinline)) void work(long *out, long seed)\n"
+	"{\n"
+	"\tlong acc = seed;\n"
+	"\tfor (long i = 0; i < 1000; i++) {\n"
+	"\t\tregister long a asm(\"rbx\") = acc;\n"
+	"\t\tregister long b asm(\"rcx\") = i;\n"
+	"\t\tasm volatile(\".globl th_site\\nth_site: add %1, %0\\n\\tnop\\n\\tnop\\n\"\n"
+	"\t\t\t     \".globl th_end\\nth_end:\" : \"+r\"(a) : \"r\"(b));\n"
+	"\t\tacc = a;\n"
+	"\t\tout[i] = acc;\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"void *thr_a(void *p) { work(tres[0], 1); return p; }\n"
+	"void *thr_b(void *p) { work(tres[1], 1000000); return p; }\n"
+	"\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tconst char *m = argc > 1 ? argv[1] : \"loop\";\n"
+	"\tlong n = argc > 2 ? atol(argv[2]) : 10;\n"
+	"\tif (!strcmp(m, \"loop\"))\n"
+	"\t\tloop(n);\n"
+	"\telse if (!strcmp(m, \"short\"))\n"
+	"\t\tshortsite(n);\n"
+	"\telse if (!strcmp(m, \"rsp\"))\n"
+	"\t\trsp();\n"
+	"\telse if (!strcmp(m, \"addr\"))\n"
+	"\t\taddr(n);\n"
+	"\telse if (!strcmp(m, \"taken\"))\n"
+	"\t\ttaken(n);\n"
+	"\telse if (!strcmp(m, \"target\"))\n"
+	"\t\ttarget(n);\n"
+	"\telse if (!strcmp(m, \"rz\")) {\n"
+	"\t\tfor (long i = 95; i < 105; i++)\n"
+	"\t\t\tprintf(\"rz %ld %ld\\n\", i, leaf(i));\n"
+	"\t} else if (!strcmp(m, \"threads\")) {\n"
+	"\t\tpthread_t a, b;\n"
+	"\t\tpthread_create(&a, NULL, thr_a, NULL);\n"
+	"\t\tpthread_create(&b, NULL, thr_b, NULL);\n"
+	"\t\tpthread_join(a, NULL);\n"
+	"\t\tpthread_join(b, NULL);\n"
+	"\t\tfor (int t = 0; t < 2; t++)\n"
+	"\t\t\tfor (int i = 0; i < 1000; i++)\n"
+	"\t\t\t\tprintf(\"T%d %lx\\n\", t, tres[t][i]);\n"
+	"\t} else if (!strcmp(m, \"crash\")) {\n"
+	"\t\tloop(n);\n"
+	"\t\tfflush(stdout);\n"
+	"\t\t*(volatile int *)(long)argc = 1;\n"
+	"\t} else if (!strcmp(m, \"_exit\")) {\n"
+	"\t\tloop(n);\n"
+	"\t\tfflush(stdout);\n"
+	"\t\t_exit(5);\n"
+	"\t} else if (!strcmp(m, \"fork\")) {\n"
+	"\t\tpid_t pid = fork();\n"
+	"\t\tif (pid == 0) {\n"
+	"\t\t\tloop(n);\n"
+	"\t\t\texit(0);\n"
+	"\t\t}\n"
+	"\t\tint st;\n"
+	"\t\twaitpid(pid, &st, 0);\n"
+	"\t\tfflush(stdout);\n"
+	"\t\tloop(n);\n"
+	"\t}\n"
+	"\treturn 3;\n"
+	"}\n"
+	"\n";
+
+static char tdir[64];
+static char lib[PATH_MAX];
+static char prog_np[128], prog_pie[128];
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0, got;
+	char *buf = malloc(cap + 1);
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap)
+			buf = realloc(buf, (cap *= 2) + 1);
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static int setup(void **state)
+{
+	strcpy(tdir, "/tmp/skel-rec-XXXXXX");
+	if (!mkdtemp(tdir) || !realpath("build/libskelrec.so", lib))
+		return -1;
+	char path[128], cmd[1024];
+	snprintf(path, sizeof path, "%s/prog.c", tdir);
+	FILE *f = fopen(path, "w");
+	fputs(PROG_SRC, f);
+	fclose(f);
+	snprintf(prog_np, sizeof prog_np, "%s/prog-nopie", tdir);
+	snprintf(prog_pie, sizeof prog_pie, "%s/prog-pie", tdir);
+	snprintf(cmd, sizeof cmd,
+		 "gcc -O1 -no-pie -o %s %s -lpthread && "
+		 "gcc -O1 -fPIE -pie -o %s %s -lpthread",
+		 prog_np, path, prog_pie, path);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Link-time address of a symbol of prog. */
+static uint64_t sym(const char *prog, const char *name)
+{
+	char cmd[256], line[256];
+	snprintf(cmd, sizeof cmd, "nm %s", prog);
+	FILE *p = popen(cmd, "r");
+	uint64_t a = 0;
+	while (p && fgets(line, sizeof line, p)) {
+		char n[128], t;
+		unsigned long long v;
+		if (sscanf(line, "%llx %c %127s", &v, &t, n) == 3 &&
+		    !strcmp(n, name))
+			a = v;
+	}
+	pclose(p);
+	assert_true(a != 0);
+	return a;
+}
+
+static void buildid(const char *prog, char out[130])
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd,
+		 "readelf -n %s | sed -n 's/.*Build ID: //p'", prog);
+	FILE *p = popen(cmd, "r");
+	out[0] = 0;
+	assert_non_null(fgets(out, 130, p));
+	pclose(p);
+	out[strcspn(out, "\n")] = 0;
+	assert_true(strlen(out) >= 16);
+}
+
+/* A patch for prog: the header and the probe lines in `probes`, where
+ * each line is "SITE BLKSTART BLKEND rest" with symbol names. */
+static const char *make_patch(const char *prog, const char *const *probes)
+{
+	static char path[128];
+	char id[130];
+	buildid(prog, id);
+	snprintf(path, sizeof path, "%s/patch", tdir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "skel-patch 1\n# written by test_recorder\nbinary %s buildid\n",
+		id);
+	for (; *probes; probes++) {
+		char s[64], b[64], e[64], rest[128];
+		assert_int_equal(sscanf(*probes, "%63s %63s %63s %127[^\n]", s, b,
+					e, rest), 4);
+		fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " %s\n",
+			sym(prog, s), sym(prog, b), sym(prog, e), rest);
+	}
+	fclose(f);
+	return path;
+}
+
+typedef struct run {
+	char *out;		/* stdout */
+	char *err;		/* stderr */
+	int status;		/* from waitpid */
+	int have_trace;
+	vt_streams s;
+} run;
+
+/* Runs prog ARGS with stdout/stderr to files; with the recorder preloaded
+ * when patch is not NULL.  `extra` adds one environment entry. */
+static void run_prog(run *r, const char *prog, const char *patchpath,
+		     const char *a1, const char *a2, const char *extra)
+{
+	char outp[128], errp[128], valp[128], e1[PATH_MAX + 16], e2[160],
+		e3[160];
+	memset(r, 0, sizeof *r);
+	snprintf(outp, sizeof outp, "%s/out", tdir);
+	snprintf(errp, sizeof errp, "%s/err", tdir);
+	snprintf(valp, sizeof valp, "%s/vals", tdir);
+	unlink(valp);
+	char *env[512];
+	int n = 0;
+	for (char **e = environ; *e && n < 500; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "SKEL_", 5))
+			env[n++] = *e;
+	if (patchpath) {
+		snprintf(e1, sizeof e1, "LD_PRELOAD=%s", lib);
+		snprintf(e2, sizeof e2, "SKEL_PATCH=%s", patchpath);
+		snprintf(e3, sizeof e3, "SKEL_VALUES=%s", valp);
+		env[n++] = e1, env[n++] = e2, env[n++] = e3;
+	}
+	if (extra)
+		env[n++] = (char *)extra;
+	env[n] = NULL;
+	char *argv[] = { (char *)prog, (char *)a1, (char *)a2, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, outp,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, errp,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	assert_int_equal(posix_spawn(&pid, prog, &fa, NULL, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	r->out = slurp(outp, NULL);
+	r->err = slurp(errp, NULL);
+	char err[FMT_ERR_LEN];
+	struct stat st;
+	if (stat(valp, &st) == 0) {
+		r->have_trace = 1;
+		assert_int_equal(vtrace_load_streams(valp, &r->s, err), 0);
+	}
+}
+
+static void run_free(run *r)
+{
+	free(r->out);
+	free(r->err);
+	vtrace_streams_free(&r->s);
+}
+
+/* The words the program printed as "<tag> <hex>" lines, in order. */
+static size_t expected(const char *out, const char *tag, uint64_t **v)
+{
+	size_t n = 0, cap = 1024, tl = strlen(tag);
+	*v = malloc(cap * sizeof **v);
+	for (const char *p = out; p && *p;) {
+		if (!strncmp(p, tag, tl) && p[tl] == ' ') {
+			if (n == cap)
+				*v = realloc(*v, (cap *= 2) * sizeof **v);
+			(*v)[n++] = strtoull(p + tl + 1, NULL, 16);
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return n;
+}
+
+static void assert_words(const vt_stream *st, const uint64_t *want, size_t n)
+{
+	assert_non_null(st);
+	assert_int_equal(st->nvalues, n);
+	for (size_t i = 0; i < n; i++)
+		if (st->values[i] != want[i])
+			fail_msg("word %zu: recorded %" PRIx64 ", program %" PRIx64,
+				 i, st->values[i], want[i]);
+}
+
+/* out without the "V" lines, which hold addresses that ASLR moves. */
+static char *without_addresses(const char *out)
+{
+	char *s = malloc(strlen(out) + 1), *d = s;
+	for (const char *p = out; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (strncmp(p, "V ", 2)) {
+			memcpy(d, p, n);
+			d += n;
+		}
+		p += n;
+	}
+	*d = 0;
+	return s;
+}
+
+/* Recorded run vs native run: same output, same exit status. */
+static void assert_same_as_native(const run *r, const char *prog,
+				  const char *a1, const char *a2)
+{
+	run nat;
+	run_prog(&nat, prog, NULL, a1, a2, NULL);
+	assert_false(nat.have_trace);
+	assert_int_equal(nat.status, r->status);
+	char *x = without_addresses(nat.out), *y = without_addresses(r->out);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	if (prog == prog_np && strcmp(a1, "rsp") && strcmp(a1, "addr"))
+		assert_string_equal(nat.out, r->out);
+	run_free(&nat);
+}
+
+/* Runs mode with the probes, checks the main stream against "V" lines. */
+static void check_main_stream(const char *prog, const char *const *probes,
+			      const char *mode, const char *n)
+{
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog, make_patch(prog, probes), mode, n, NULL);
+	assert_true(r.have_trace);
+	assert_string_equal(r.s.error, "");
+	assert_true(r.s.complete);
+	size_t nw = expected(r.out, "V", &want);
+	assert_words(vtrace_stream(&r.s, 0), want, nw);
+	assert_same_as_native(&r, prog, mode, n);
+	free(want);
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------- probes */
+
+/* 40000 iterations, two words each: > 2 buffers of 32768 words, so the
+ * guard-page flush runs; word before and reg after at the same pc. */
+static void test_reg_after_add_every_iteration(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end before word abc",
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	uint64_t *v;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "loop", "40000",
+		 NULL);
+	size_t n = expected(r.out, "V", &v);
+	assert_int_equal(n, 40000);
+	uint64_t *want = malloc(2 * n * sizeof *want);
+	for (size_t i = 0; i < n; i++)
+		want[2 * i] = 0xabc, want[2 * i + 1] = v[i];
+	assert_true(r.s.complete);
+	assert_int_equal(r.s.end.values, 2 * n);
+	assert_words(vtrace_stream(&r.s, 0), want, 2 * n);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3);
+	assert_same_as_native(&r, prog_np, "loop", "40000");
+	free(v);
+	free(want);
+	run_free(&r);
+}
+
+static void test_pie_bias_applied(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	run_prog(&r, prog_pie, make_patch(prog_pie, probes), "loop", "100",
+		 NULL);
+	uint64_t *want;
+	size_t n = expected(r.out, "V", &want);
+	assert_int_equal(n, 100);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	run_free(&r);
+	free(want);
+	/* the header's image_base is the bias the trampoline map assumes */
+	const char *p2[] = { "tg_site tg_blk tg_end before target", NULL };
+	check_main_stream(prog_pie, p2, "target", "20");
+}
+
+static void test_reg_rsp_is_the_programs_rsp(void **state)
+{
+	const char *probes[] = {
+		"rsp_site rsp_site rsp_end before reg rsp", NULL };
+	check_main_stream(prog_np, probes, "rsp", "1");
+	check_main_stream(prog_pie, probes, "rsp", "1");
+}
+
+/* SIB operand, RIP-relative operand (relocated into the trampoline: the
+ * program checks the value loaded), implicit push store at rsp-8. */
+static void test_addr_is_effective_address(void **state)
+{
+	const char *probes[] = {
+		"addr_site addr_site addr_end before addr 0",
+		"rip_site rip_site rip_end before addr 0",
+		"push_site push_site push_end before addr 0", NULL };
+	check_main_stream(prog_np, probes, "addr", "20");
+	check_main_stream(prog_pie, probes, "addr", "20");
+}
+
+/* jl of 2 bytes: the span takes the cmp before it (neighbours). */
+static void test_taken_follows_branch_outcomes(void **state)
+{
+	const char *probes[] = {
+		"tk_site tk_blk tk_end before taken", NULL };
+	check_main_stream(prog_np, probes, "taken", "500");
+	check_main_stream(prog_pie, probes, "taken", "500");
+}
+
+/* call *%r11, 3 bytes, displaced with the mov before it: emulated as
+ * push of the original return address + jmp. */
+static void test_target_of_indirect_call(void **state)
+{
+	const char *probes[] = { "tg_site tg_blk tg_end before target", NULL };
+	check_main_stream(prog_np, probes, "target", "30");
+}
+
+/* A 3-byte block: no room for a jmp, so int3 (counted in STATS). */
+static void test_short_block_falls_back_to_int3(void **state)
+{
+	const char *probes[] = { "sh_site sh_site sh_end after reg rbx", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "short", "50",
+		 "SKEL_VERBOSE=1");
+	size_t n = expected(r.out, "V", &want);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	assert_non_null(strstr(r.err, "int3_sites=1"));
+	assert_non_null(strstr(r.err, "int3_hits=50"));
+	assert_int_equal(r.s.end.int3_sites, 1);
+	assert_same_as_native(&r, prog_np, "short", "50");
+	free(want);
+	run_free(&r);
+}
+
+/* A leaf keeps data at -8 and -128 below rsp and a compare result live
+ * across the probed lea: the output must not change. */
+static void test_red_zone_and_flags_preserved(void **state)
+{
+	const char *probes[] = {
+		"rz_site rz_site rz_end before reg rsp",
+		"rz_site rz_site rz_end after reg rax", NULL };
+	run r;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "rz", NULL, NULL);
+	assert_true(r.have_trace);
+	vt_stream *st = vtrace_stream(&r.s, 0);
+	assert_int_equal(st->nvalues, 20);
+	for (int i = 0; i < 10; i++)	/* after lea 1(%rdi),%rax */
+		assert_int_equal(st->values[2 * i + 1], 95 + i + 1);
+	/* flags: jl taken for 99, not for 100; red zone: +x +77 */
+	assert_non_null(strstr(r.out, "rz 99 276\nrz 100 1278\n"));
+	assert_same_as_native(&r, prog_np, "rz", NULL);
+	run_free(&r);
+}
+
+static void test_threads_get_tagged_streams(void **state)
+{
+	const char *probes[] = { "th_site th_site th_end after reg rbx", NULL };
+	const char *progs[] = { prog_np, prog_pie };
+	for (int k = 0; k < 2; k++) {
+		const char *prog = progs[k];
+		run r;
+		run_prog(&r, prog, make_patch(prog, probes), "threads", NULL,
+			 NULL);
+		assert_true(r.s.complete);
+		assert_int_equal(r.s.n, 3);
+		const char *tags[2] = { "T0", "T1" };
+		uint64_t starts[2] = { sym(prog, "thr_a"), sym(prog, "thr_b") };
+		for (int t = 0; t < 2; t++) {
+			vt_stream *st = NULL;
+			for (size_t i = 0; i < r.s.n; i++)
+				if (r.s.s[i].start.start == starts[t] &&
+				    (r.s.s[i].start.flags & VT_START_IN_IMAGE))
+					st = &r.s.s[i];
+			assert_non_null(st);
+			assert_true(st->ended);
+			assert_int_equal(st->start.parent, 0);
+			uint64_t *want;
+			size_t n = expected(r.out, tags[t], &want);
+			assert_words(st, want, n);
+			free(want);
+		}
+		assert_int_equal(vtrace_stream(&r.s, 0)->nvalues, 0);
+		run_free(&r);
+	}
+}
+
+/* ------------------------------------------------ exits, crash, fork */
+
+static void test_crash_keeps_valid_prefix(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "crash", "10", NULL);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGSEGV);
+	assert_true(r.have_trace);
+	assert_false(r.s.complete);	/* no END chunk: not a clean exit */
+	assert_string_equal(r.s.error, "");
+	size_t n = expected(r.out, "V", &want);
+	assert_int_equal(n, 10);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	free(want);
+	run_free(&r);
+}
+
+static void test_underscore_exit_flushes(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_pie, make_patch(prog_pie, probes), "_exit", "10",
+		 NULL);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 5);
+	assert_true(r.s.complete);
+	assert_int_equal(r.s.end.how, VT_END_UNDERSCORE_EXIT);
+	size_t n = expected(r.out, "V", &want);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	free(want);
+	run_free(&r);
+}
+
+/* The child of fork() records nothing: only the parent's words. */
+static void test_fork_child_is_not_recorded(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "fork", "7", NULL);
+	size_t n = expected(r.out, "V", &want);
+	assert_int_equal(n, 14);	/* child's 7 lines, then the parent's */
+	assert_true(r.s.complete);
+	assert_int_equal(r.s.n, 1);
+	assert_words(vtrace_stream(&r.s, 0), want + 7, 7);
+	free(want);
+	run_free(&r);
+}
+
+/* ----------------------------------------------------------- identity */
+
+static void test_other_binary_is_left_alone(void **state)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/patch-other", tdir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "skel-patch 1\nbinary 0123456789abcdef0123456789abcdef01234567 buildid\n"
+		"probe %" PRIx64 " %" PRIx64 " %" PRIx64 " after reg rbx\n",
+		sym(prog_np, "loop_site"), sym(prog_np, "loop_site"),
+		sym(prog_np, "loop_end"));
+	fclose(f);
+	run r;
+	run_prog(&r, prog_np, path, "loop", "5", "SKEL_VERBOSE=1");
+	assert_false(r.have_trace);
+	assert_same_as_native(&r, prog_np, "loop", "5");
+	run_free(&r);
+}
+
+/* `binary <fnv1a64> hash` identifies the file by content. */
+static void test_content_hash_identity(void **state)
+{
+	size_t len;
+	char *bytes = slurp(prog_pie, &len);
+	uint64_t h = skel_fnv1a64(SKEL_FNV1A64_INIT, bytes, len);
+	free(bytes);
+	char path[128];
+	snprintf(path, sizeof path, "%s/patch-hash", tdir);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "skel-patch 1\nbinary %016" PRIx64 " hash\n"
+		"probe %" PRIx64 " %" PRIx64 " %" PRIx64 " after reg rbx\n", h,
+		sym(prog_pie, "loop_site"), sym(prog_pie, "loop_site"),
+		sym(prog_pie, "loop_end"));
+	fclose(f);
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_pie, path, "loop", "5", NULL);
+	assert_true(r.have_trace);
+	assert_int_equal(r.s.n, 1);
+	size_t n = expected(r.out, "V", &want);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	free(want);
+	run_free(&r);
+}
+
+/* ------------------------------------------------------------ formats */
+
+static void test_patch_roundtrip_and_errors(void **state)
+{
+	const char *text =
+		"skel-patch 1  # comment\n\nbinary 00ff buildid\n"
+		"probe 0x10 10 20 after reg r12\n"
+		"probe 12 10 20 before addr 1\n"
+		"probe 1e 10 20 before taken\n"
+		"probe 1e 10 20 before word DEADbeef\n";
+	patch p, q;
+	char err[FMT_ERR_LEN];
+	assert_int_equal(patch_parse(&p, text, strlen(text), err), 0);
+	assert_int_equal(p.nprobes, 4);
+	assert_int_equal(p.probes[0].reg, SKEL_R12);
+	assert_true(p.probes[0].after);
+	assert_int_equal(p.probes[3].word, 0xdeadbeef);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	patch_write(f, &p);
+	fclose(f);
+	assert_int_equal(patch_parse(&q, buf, len, err), 0);
+	assert_int_equal(patch_hash(&p), patch_hash(&q));
+	free(buf);
+	patch_free(&p);
+	patch_free(&q);
+
+	static const struct { const char *text, *msg; } bad[] = {
+		{ "skel-patch 2\n", "line 1: unsupported patch version '2'" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 30 10 20 before taken\n",
+		  "line 3: pc 30 is outside its block [10, 20)" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after taken\n",
+		  "line 3: only 'reg' probes may be 'after'" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 before reg eax\n",
+		  "line 3: 'reg' wants a 64-bit register name (rax..r15)" },
+		{ "skel-patch 1\nprobe 10 10 20 before taken\n",
+		  "line 2: 'probe' before the 'binary' line" },
+		{ "skel-patch 1\nbinary 0g buildid\n", "line 2: bad identity '0g'" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(patch_parse(&p, bad[i].text, strlen(bad[i].text),
+					     err), -1);
+		assert_string_equal(err, bad[i].msg);
+	}
+}
+
+/* A real trace, then cut and damaged copies of it. */
+static void test_vtrace_reader_rejects_damage(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "loop", "10", NULL);
+	run_free(&r);
+	char valp[128];
+	snprintf(valp, sizeof valp, "%s/vals", tdir);
+	size_t len;
+	char *data = slurp(valp, &len);
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	vt_streams s;
+
+	/* last chunk is END (24 + 24 bytes): cut into its payload */
+	assert_int_equal(vtrace_open_mem(&t, data, len - 5, err), 0);
+	vtrace_streams_from(&t, &s);
+	vtrace_close(&t);
+	char want[FMT_ERR_LEN];
+	snprintf(want, sizeof want, "truncated chunk at offset %zu "
+		 "(payload of 24 bytes, 19 left)", len - 48);
+	assert_string_equal(s.error, want);
+	assert_false(s.complete);
+	assert_int_equal(vtrace_stream(&s, 0)->nvalues, 10);	/* prefix */
+	vtrace_streams_free(&s);
+
+	/* a damaged chunk magic: the END chunk */
+	data[len - 48] ^= 0x55;
+	assert_int_equal(vtrace_open_mem(&t, data, len, err), 0);
+	vtrace_streams_from(&t, &s);
+	vtrace_close(&t);
+	snprintf(want, sizeof want, "bad chunk magic at offset %zu", len - 48);
+	assert_string_equal(s.error, want);
+	assert_int_equal(vtrace_stream(&s, 0)->nvalues, 10);
+	vtrace_streams_free(&s);
+
+	data[0] = 'X';
+	assert_int_equal(vtrace_open_mem(&t, data, len, err), -1);
+	assert_string_equal(err, "bad magic: not a skel value trace");
+	assert_int_equal(vtrace_open_mem(&t, VT_MAGIC, 8, err), -1);
+	assert_string_equal(err, "truncated header (8 of 104 bytes)");
+	free(data);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reg_after_add_every_iteration),
+		cmocka_unit_test(test_pie_bias_applied),
+		cmocka_unit_test(test_reg_rsp_is_the_programs_rsp),
+		cmocka_unit_test(test_addr_is_effective_address),
+		cmocka_unit_test(test_taken_follows_branch_outcomes),
+		cmocka_unit_test(test_target_of_indirect_call),
+		cmocka_unit_test(test_short_block_falls_back_to_int3),
+		cmocka_unit_test(test_red_zone_and_flags_preserved),
+		cmocka_unit_test(test_threads_get_tagged_streams),
+		cmocka_unit_test(test_crash_keeps_valid_prefix),
+		cmocka_unit_test(test_underscore_exit_flushes),
+		cmocka_unit_test(test_fork_child_is_not_recorded),
+		cmocka_unit_test(test_other_binary_is_left_alone),
+		cmocka_unit_test(test_content_hash_identity),
+		cmocka_unit_test(test_patch_roundtrip_and_errors),
+		cmocka_unit_test(test_vtrace_reader_rejects_damage),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
