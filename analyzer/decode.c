@@ -447,6 +447,9 @@ int decode_insn(const uint8_t *code, size_t avail, uint64_t addr, insn *out)
 	const mn_op *m = lookup(zi.mnemonic);
 	out->op = m->op;
 	out->cond = m->cc;
+	/* movsd/cmpsd are also SSE instructions */
+	if (out->op >= OP_MOVS && out->op <= OP_SCAS && zi.meta.category != ZYDIS_CATEGORY_STRINGOP)
+		out->op = OP_OTHER;
 	collect_regs(out, &zi, ops);
 	collect_mem(out, &zi, ops);
 	collect_operands(out, &zi, ops);

@@ -52,6 +52,14 @@ static const vt_map_entry *map_find(const vt_streams *s, uint64_t a)
 	return lo < s->nmap && a >= s->map[lo].tramp ? &s->map[lo] : NULL;
 }
 
+/* The executable's code, PLT stubs excepted: they are linker-made
+ * trampolines into libraries and count as part of the library call. */
+static bool in_analyzed_text(const binary *b, uint64_t a)
+{
+	const elf_section *s = elf_section_at(b, a);
+	return s && s->exec && strncmp(s->name, ".plt", 4);
+}
+
 /* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...". */
 static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 		       uint64_t bias, acc_vec *out)
@@ -59,14 +67,6 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 	FILE *f = fopen(log, "r");
 	if (!f)
 		return -1;
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < b->nsections; i++)
-		if (b->sections[i].exec) {
-			if (b->sections[i].addr < lo)
-				lo = b->sections[i].addr;
-			if (b->sections[i].addr + b->sections[i].size > hi)
-				hi = b->sections[i].addr + b->sections[i].size;
-		}
 	char line[256];
 	uint64_t pc = 0;
 	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
@@ -75,7 +75,7 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 		if (line[0] == 'I' && sscanf(line + 1, " %llx,%llu", &a, &n) == 2) {
 			const vt_map_entry *m;
 			mode = 0;
-			if (a >= lo + bias && a < hi + bias) {
+			if (in_analyzed_text(b, a - bias)) {
 				pc = a - bias;
 				mode = 1;
 			} else if ((m = map_find(s, a))) {

@@ -27,6 +27,8 @@ static bool loop_contains(const routine *r, uint32_t l, uint32_t b)
 
 static bool value_in_loop(const analysis *a, uint32_t v, uint32_t l)
 {
+	if (v == SSA_BIAS)
+		return false;
 	const ssa_value *sv = &a->s.vals[v];
 	if (sv->kind == V_ENTRY || sv->kind == V_UNDEF)
 		return false;
@@ -174,6 +176,8 @@ static void find_ivs(analysis *a)
 /* Whether a leaf can be recorded by a probe placed at its definition. */
 static bool recordable(const analysis *a, uint32_t v)
 {
+	if (v == SSA_BIAS)
+		return true; /* known from the value trace header */
 	const ssa_value *sv = &a->s.vals[v];
 	const routine *r = a->r;
 	switch (sv->kind) {
@@ -286,6 +290,8 @@ typedef struct need_set {
 
 static void need_leaf(uint32_t v, void *arg)
 {
+	if (v == SSA_BIAS)
+		return;
 	addrmap_put(&((need_set *)arg)->m, v, 1);
 }
 
@@ -300,6 +306,8 @@ static void avail_leaf(uint32_t v, void *arg)
 {
 	avail_check *c = arg;
 	uint32_t one;
+	if (v == SSA_BIAS)
+		return;
 	if (!recordable(c->a, v))
 		c->ok = false;
 	else if (addrmap_get(&c->need->m, v, &one))

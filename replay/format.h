@@ -178,7 +178,17 @@ enum vt_chunk_type {
 	VT_THREAD_END = 3,	/* payload: u64 number of words recorded */
 	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
 	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
+	VT_CRASH = 6,		/* payload: vt_crash; a fatal signal in `thread` */
 };
+
+/* Where a thread died of a signal: a replay of its stream stops at the
+ * first access of `pc` after the stream's last word (the faulting access
+ * did not happen). */
+typedef struct vt_crash {
+	uint64_t pc;		/* link-time pc when in the image, else 0 */
+	uint32_t signal;
+	uint32_t reserved;
+} vt_crash;
 
 #define VT_NO_PARENT 0xffffffffu
 enum {
@@ -266,6 +276,8 @@ typedef struct vt_stream {
 	uint32_t thread;
 	bool started;		/* a THREAD_START chunk was seen */
 	bool ended;		/* a THREAD_END chunk was seen */
+	bool crashed;		/* a CRASH chunk names this thread */
+	vt_crash crash;
 	vt_thread_start start;
 	uint64_t *values;
 	size_t nvalues;

@@ -1156,6 +1156,23 @@ static void rec_die_by(int sig)
 	raise(sig);
 }
 
+/* A fatal signal in this thread: flush its words and say where it died,
+ * so that a replay stops at the faulting instruction. */
+static void rec_note_crash(int sig, void *ucv)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || !t || rec_off() || getpid() != R.pid || !ucv)
+		return;
+	ucontext_t *uc = ucv;
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	vt_crash c = { .signal = (uint32_t)sig };
+	if (rip >= R.img.lo && rip < R.img.hi)
+		c.pc = rip - R.img.bias;
+	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor);
+	rec_cursor = t->base;
+	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
+}
+
 /* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
  * for.  Its sa_mask is not applied (documented). */
 static void rec_chain(int sig, siginfo_t *si, void *uc)
@@ -1172,6 +1189,7 @@ static void rec_chain(int sig, siginfo_t *si, void *uc)
 	if (h == SIG_IGN && si->si_code <= 0)
 		return;	/* sent by kill(): ignored; a fault is fatal */
 	if (h == SIG_DFL || h == SIG_IGN) {
+		rec_note_crash(sig, uc);
 		rec_die_by(sig);
 		return;
 	}
@@ -1241,6 +1259,7 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	rec_fatal_ours[sig] = 0;
+	rec_note_crash(sig, uc);
 	rec_die_by(sig);
 }
 

@@ -71,6 +71,11 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 	s->n = (size_t)(p - s->buf);
 }
 
+void sk_crashed(sk_thread *t)
+{
+	longjmp(((sink *)t->sink)->end, 1);
+}
+
 uint64_t sk_end_of_stream(sk_thread *t)
 {
 	longjmp(((sink *)t->sink)->end, 1);
@@ -186,6 +191,7 @@ int main(int argc, char **argv)
 		j.t.sink = &s;
 		j.t.count_only = count;
 		j.t.thread = vs->thread;
+		j.t.crash_pc = vs->crashed && vs->crash.pc ? vs->crash.pc : UINT64_MAX;
 		if (!count) {
 			int n = snprintf(s.buf + s.n, 128, "# thread %u start 0x%" PRIx64 "\n",
 					 vs->thread, vs->start.start);
@@ -218,6 +224,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "skel: %s: the recorded run did not exit cleanly (crash or kill); "
 			"the trace of what it did was replayed\n", values);
 	}
+	for (size_t k = 0; k < st.n && !quiet; k++)
+		if (st.s[k].crashed)
+			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
+				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 	vtrace_streams_free(&st);
 	return rc;
 }

@@ -32,6 +32,7 @@ struct sk_thread {
 	void *sink;                 /* replayer's output state */
 	uint32_t thread;
 	uint32_t depth;             /* skeleton call depth (for reports) */
+	uint64_t crash_pc;          /* link-time pc the thread died at, or ~0 */
 };
 
 /* Out of words: the program stopped here (exit, crash or kill).  Does not
@@ -41,6 +42,8 @@ uint64_t sk_end_of_stream(sk_thread *t);
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
+/* The thread died at this instruction: its access did not happen. */
+void sk_crashed(sk_thread *t);
 void sk_dispatch(sk_thread *t, uint64_t word);
 
 static inline uint64_t sk_in(sk_thread *t)
@@ -55,6 +58,8 @@ static inline uint64_t sk_peek(sk_thread *t)
 
 static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
+	if (__builtin_expect(t->w == t->end, 0) && pc == t->crash_pc)
+		sk_crashed(t);
 	t->count[kind]++;
 	t->bytes[kind] += size;
 	if (!t->count_only)

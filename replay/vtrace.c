@@ -104,6 +104,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes % sizeof(vt_map_entry) == 0;
 	case VT_END:
 		return h->payload_bytes == sizeof(vt_end);
+	case VT_CRASH:
+		return h->payload_bytes == sizeof(vt_crash);
 	default:
 		return 0;
 	}
@@ -219,6 +221,9 @@ static int vt_chunk_take(vt_streams *s, const vt_chunk *c)
 		st->started = true;
 	} else if (c->h.type == VT_THREAD_END) {
 		st->ended = true;
+	} else if (c->h.type == VT_CRASH) {
+		memcpy(&st->crash, c->payload, sizeof st->crash);
+		st->crashed = true;
 	} else if (vt_values_add(st, c->payload, n / 8)) {
 		return -1;
 	}

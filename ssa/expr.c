@@ -23,6 +23,7 @@
 #include "ssa/ssa.h"
 #include "analyzer/util.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -243,7 +244,8 @@ static int term_order(const void *p, const void *q)
 static expr *sum_build(expr_ctx *c, sum *s)
 {
 	size_t n = 0;
-	qsort(s->t, s->n, sizeof *s->t, term_order);
+	if (s->n > 1)
+		qsort(s->t, s->n, sizeof *s->t, term_order);
 	for (size_t i = 0; i < s->n; i++) {
 		if (n && s->t[n - 1].e == s->t[i].e)
 			s->t[n - 1].k += s->t[i].k;
@@ -410,11 +412,13 @@ static expr *source(expr_ctx *c, uint32_t i, const operand *o)
 static expr *address(expr_ctx *c, uint32_t i, const mem_access *m)
 {
 	const insn *in = &c->s->r->insns[i];
-	expr *e = expr_const(c, m->disp); /* RIP-relative: already absolute */
+	expr *e = expr_const(c, m->disp);
+	/* RIP-relative: an absolute link-time address, moved by the load bias */
 	if (m->flags & MEM_RIPREL)
-		;
+		e = expr_add(c, e, expr_leaf(c, SSA_BIAS));
 	else if (m->base == R_RIP)
-		e = expr_const(c, (int64_t)(in->addr + in->len + (uint64_t)m->disp));
+		e = expr_add(c, expr_const(c, (int64_t)(in->addr + in->len + (uint64_t)m->disp)),
+			     expr_leaf(c, SSA_BIAS));
 	else if (m->base < 16)
 		e = expr_add(c, e, reg_before(c, i, m->base));
 	if (m->index < 16)
@@ -561,6 +565,8 @@ static expr *value_expr(expr_ctx *c, uint32_t v)
 
 expr *expr_of_value(expr_ctx *c, uint32_t v)
 {
+	if (v >= c->s->nvals) /* SSA_BIAS */
+		return expr_leaf(c, v);
 	if (c->fixed[v])
 		return c->fixed[v];
 	if (!c->memo[v])
@@ -570,6 +576,7 @@ expr *expr_of_value(expr_ctx *c, uint32_t v)
 
 void expr_set_value(expr_ctx *c, uint32_t phi, expr *e)
 {
+	assert(phi < c->s->nvals);
 	c->fixed[phi] = e;
 }
 

@@ -63,32 +63,19 @@ static uint32_t new_value(ssa *s, size_t *cap, ssa_value v)
 
 /* ------------------------------------------------- dominance frontiers */
 
-typedef struct bitset {
-	uint64_t *w;
-	uint32_t nw;
-} bitset;
+/* A dominance frontier: a list of blocks, sized by the frontier rather
+ * than by the routine, so large routines stay cheap. */
+typedef VEC(uint32_t) blocklist;
 
-static bool bs_has(const bitset *s, uint32_t i)
+/* df[b]: dominance frontier of b (Cooper et al., figure 5): for every join,
+ * each predecessor runs up the dominator tree until the join's idom,
+ * adding the join to the frontier of every block it passes.  Joins are
+ * handled one at a time, so a duplicate is always the last entry.  idom(0)
+ * is the virtual entry, written -1. */
+static blocklist *dom_frontiers(const routine *r)
 {
-	return s->w[i / 64] >> (i % 64) & 1;
-}
-
-static void bs_set(bitset *s, uint32_t i)
-{
-	s->w[i / 64] |= (uint64_t)1 << (i % 64);
-}
-
-/* df[b]: dominance frontier of b, one bitset per block (Cooper et al.,
- * figure 5): for every join, each predecessor runs up the dominator tree
- * until the join's idom, adding the join to the frontier of every block it
- * passes.  idom(0) is the virtual entry, written -1. */
-static bitset *dom_frontiers(const routine *r)
-{
-	uint32_t n = r->nblocks, nw = (n + 63) / 64;
-	bitset *df = xcalloc(n, sizeof *df);
-	uint64_t *words = xcalloc((size_t)n * nw, sizeof *words);
-	for (uint32_t b = 0; b < n; b++)
-		df[b] = (bitset){ words + (size_t)b * nw, nw };
+	uint32_t n = r->nblocks;
+	blocklist *df = xcalloc(n, sizeof *df);
 	for (uint32_t b = 0; b < n; b++) {
 		const block *bb = &r->blocks[b];
 		if (!reachable(r, b))
@@ -101,7 +88,9 @@ static bitset *dom_frontiers(const routine *r)
 			if (!reachable(r, (uint32_t)run))
 				continue;
 			while (run != bb->idom && run >= 0) {
-				bs_set(&df[run], b);
+				blocklist *l = &df[run];
+				if (!l->n || l->a[l->n - 1] != b)
+					vec_push(*l, b);
 				run = r->blocks[run].idom;
 			}
 		}
@@ -113,7 +102,7 @@ static bitset *dom_frontiers(const routine *r)
 
 /* phi[b * SSA_NVARS + v] = true when v needs a φ at b: the iterated
  * frontier of the blocks defining v (Cytron et al., figure 11). */
-static bool *place_phis(const routine *r, const bitset *df)
+static bool *place_phis(const routine *r, const blocklist *df)
 {
 	uint32_t n = r->nblocks;
 	uint32_t *defs = xcalloc(n ? n : 1, sizeof *defs);
@@ -137,8 +126,9 @@ static bool *place_phis(const routine *r, const bitset *df)
 			}
 		while (nw) {
 			uint32_t x = work[--nw];
-			for (uint32_t y = 0; y < n; y++) {
-				if (!bs_has(&df[x], y) || phi[y * SSA_NVARS + v])
+			for (size_t k = 0; k < df[x].n; k++) {
+				uint32_t y = df[x].a[k];
+				if (phi[y * SSA_NVARS + v])
 					continue;
 				phi[y * SSA_NVARS + v] = true;
 				if (!queued[y]) {
@@ -270,9 +260,10 @@ void ssa_build(ssa *s, const routine *r)
 	if (!n)
 		return;
 
-	bitset *df = dom_frontiers(r);
+	blocklist *df = dom_frontiers(r);
 	bool *phi = place_phis(r, df);
-	free(df[0].w);
+	for (uint32_t b = 0; b < n; b++)
+		free(df[b].a);
 	free(df);
 
 	uint32_t *order = xmalloc(n * sizeof *order);
@@ -321,7 +312,9 @@ const char *ssa_var_name(unsigned v)
 
 const char *ssa_value_name(const ssa *s, uint32_t v, char *buf, size_t len)
 {
-	if (v >= s->nvals)
+	if (v == SSA_BIAS)
+		snprintf(buf, len, "bias");
+	else if (v >= s->nvals)
 		snprintf(buf, len, "?.%u", v);
 	else
 		snprintf(buf, len, "%s.%u", ssa_var_name(s->vals[v].var), v);

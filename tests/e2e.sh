@@ -1,0 +1,99 @@
+#!/bin/sh
+# End to end, as a user runs it: for each sample at -O2, `skel check` runs
+# the program once under valgrind lackey and the recorder, replays the
+# values through the generated skeleton and must match lackey access for
+# access; the recorded program's stdout and exit status must equal a native
+# run's.  SKEL_FULL=1 (make check-full) covers -O0/-O2/-O3, PIE and not,
+# stripped and not.
+cd "$(dirname "$0")/.." || exit 1
+skel=./skel
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache"
+fails=0; runs=0
+bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+if [ -n "$SKEL_FULL" ]; then
+	builds=$(ls build/samples/ | grep -v '\.' )
+else
+	builds=$(ls build/samples/ | grep -- '-O2-pie$')
+fi
+for b in $builds; do
+	app=build/samples/$b
+	runs=$((runs+1))
+	if ! $skel gen "$app" -o "$tmp/s.c" 2>"$tmp/gen.err"; then
+		bad "$b: skel gen: $(cat "$tmp/gen.err")"; continue
+	fi
+	# same output and status recorded as native
+	"$app" >"$tmp/native.out" 2>&1; nst=$?
+	$skel record "$tmp/s.c" -o "$tmp/v" -- "$app" >"$tmp/rec.out" 2>&1; rst=$?
+	[ $nst -eq $rst ] || bad "$b: exit status $rst recorded, $nst native"
+	cmp -s "$tmp/native.out" "$tmp/rec.out" || bad "$b: output differs when recorded: $(diff "$tmp/native.out" "$tmp/rec.out" | head -3)"
+	if ! $skel check "$tmp/s.c" -- "$app" >"$tmp/check.out" 2>"$tmp/check.err"; then
+		bad "$b: skel check: $(cat "$tmp/check.out") $(head -12 "$tmp/check.err")"
+	else
+		echo "$b: $(grep '^check:' "$tmp/check.out")"
+	fi
+done
+# the oracle comparison can fail: one wrong address in the skeleton is caught
+app=build/samples/matmul-O2-pie
+$skel gen "$app" -o "$tmp/m.c" 2>/dev/null
+pc=$(grep -o 'OUT(0x[0-9a-f]*ull, SK_R, 8, ' "$tmp/m.c" | tail -1)
+sed "s/$pc/${pc}8 + /" "$tmp/m.c" >"$tmp/bad.c"
+cmp -s "$tmp/m.c" "$tmp/bad.c" && bad "could not tamper with the skeleton"
+if $skel check "$tmp/bad.c" -- "$app" >"$tmp/out" 2>"$tmp/err"; then
+	bad "a skeleton with a wrong address passed skel check"
+else
+	grep -q "MISMATCH" "$tmp/err" || bad "tampered skeleton: no MISMATCH report: $(cat "$tmp/err")"
+fi
+
+# refusals: a skeleton given the wrong binary
+if $skel record "$tmp/m.c" -o "$tmp/w.vals" -- build/samples/list-O2-pie >/dev/null 2>"$tmp/err"; then
+	bad "skel record accepted the wrong binary"
+fi
+grep -q "is not the one" "$tmp/err" || bad "wrong binary message: $(cat "$tmp/err")"
+[ -e "$tmp/w.vals" ] && bad "a value trace was written for the wrong binary"
+
+# truncated and corrupted value traces: clear error, the valid prefix replayed
+$skel record "$tmp/m.c" -o "$tmp/m.vals" -- "$app" >/dev/null
+$skel replay "$tmp/m.c" "$tmp/m.vals" -o "$tmp/full.txt" || bad "replay of a good value trace failed"
+size=$(stat -c %s "$tmp/m.vals")
+head -c $((size - 100)) "$tmp/m.vals" >"$tmp/trunc.vals"
+$skel replay "$tmp/m.c" "$tmp/trunc.vals" -o "$tmp/trunc.txt" 2>"$tmp/err" && bad "truncated value trace accepted silently"
+grep -q "truncated" "$tmp/err" || bad "truncated value trace: message: $(cat "$tmp/err")"
+[ -s "$tmp/trunc.txt" ] || bad "truncated value trace: no trace prefix written"
+head -n "$(wc -l <"$tmp/trunc.txt")" "$tmp/full.txt" | cmp -s - "$tmp/trunc.txt" || bad "truncated value trace: replayed prefix differs from the full trace"
+cp "$tmp/m.vals" "$tmp/bad.vals"; printf 'XXXX' | dd of="$tmp/bad.vals" bs=1 seek=0 conv=notrunc 2>/dev/null
+$skel replay "$tmp/m.c" "$tmp/bad.vals" -o "$tmp/bad.txt" 2>"$tmp/err" && bad "corrupt value trace accepted"
+grep -q "$tmp/bad.vals: .*magic" "$tmp/err" || bad "corrupt value trace: message: $(cat "$tmp/err")"
+cp "$tmp/m.vals" "$tmp/bad2.vals"; printf 'XXXX' | dd of="$tmp/bad2.vals" bs=1 seek=106 conv=notrunc 2>/dev/null
+$skel replay "$tmp/m.c" "$tmp/bad2.vals" -o "$tmp/bad2.txt" 2>"$tmp/err" && bad "value trace with a corrupt chunk replayed with exit 0"
+grep -q "$tmp/bad2.vals: .*chunk" "$tmp/err" || bad "corrupt chunk: message: $(cat "$tmp/err")"
+
+# a program that crashes mid-run: the trace prefix is replayed and matches
+cat >"$tmp/crash.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long work(long *a, long n) { long s = 0; for (long i = 0; i < n; i++) s += a[i] * i; return s; }
+int main(int argc, char **argv) {
+	long n = 1000, *a = malloc(n * sizeof *a);
+	for (long i = 0; i < n; i++) a[i] = i ^ 5;
+	printf("%ld\n", work(a, n));
+	fflush(stdout);
+	volatile long *p = (long *)(argc > 5 ? a : NULL);
+	*p = 1;
+	return 0;
+}
+C
+gcc -O2 -o "$tmp/crash" "$tmp/crash.c" || bad "cannot build the crash test"
+$skel gen "$tmp/crash" -o "$tmp/crash_skel.c" 2>/dev/null
+$skel record "$tmp/crash_skel.c" -o "$tmp/crash.vals" -- "$tmp/crash" >/dev/null 2>"$tmp/err"; st=$?
+[ $st -eq 139 ] || bad "crashing program: exit status $st recorded, expected 139 (SIGSEGV)"
+grep -q "signal 11" "$tmp/err" || bad "crashing program: crash not reported: $(cat "$tmp/err")"
+$skel replay "$tmp/crash_skel.c" "$tmp/crash.vals" -o "$tmp/crash.txt" 2>"$tmp/err"
+grep -q "did not exit cleanly" "$tmp/err" || bad "crash: replay does not say the run ended abnormally: $(cat "$tmp/err")"
+[ "$(grep -vc '^#' "$tmp/crash.txt")" -gt 2000 ] || bad "crash: trace prefix too short"
+$skel check "$tmp/crash_skel.c" -- "$tmp/crash" >"$tmp/out" 2>"$tmp/err" || bad "crash: skel check: $(cat "$tmp/out" "$tmp/err" | head -12)"
+
+echo "e2e: $runs builds, $fails failures"
+[ $fails -eq 0 ]
