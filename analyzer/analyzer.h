@@ -65,6 +65,11 @@ typedef struct binary {
 	uint64_t *fde_starts;
 	uint64_t *fde_ends; /* pc_begin + pc_range, parallel to fde_starts */
 	size_t nfdes;
+	/* code the loader calls: .init, .fini and the entries of .init_array,
+	 * .fini_array, .preinit_array (routines a stripped binary has no FDE
+	 * for), sorted, unique */
+	uint64_t *init_funcs;
+	size_t ninit_funcs;
 } binary;
 
 /* Loads an x86-64 ELF executable (ET_EXEC or PIE).  Anything else — not an

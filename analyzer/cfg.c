@@ -786,6 +786,8 @@ static void seed_starts(cfg_ctx *c)
 			add_start(c, a);
 	}
 	add_start(c, b->entry);
+	for (size_t i = 0; i < b->ninit_funcs; i++)
+		add_start(c, b->init_funcs[i]);
 }
 
 static int cmp_routine(const void *x, const void *y)

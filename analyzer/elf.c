@@ -897,6 +897,68 @@ static void elf_load_identity(elf_loader *ld)
 	elf_set_hex(b);
 }
 
+/* ------------------------------------------------- loader-called code */
+
+static void elf_add_init(binary *b, size_t *cap, uint64_t a)
+{
+	if (!a || !elf_push((void **)&b->init_funcs, cap, b->ninit_funcs, sizeof *b->init_funcs))
+		return;
+	b->init_funcs[b->ninit_funcs++] = a;
+}
+
+/* The value the loader finds in a pointer slot: a RELATIVE relocation's
+ * addend in a PIE, else the bytes in the file. */
+static uint64_t elf_slot_value(const elf_loader *ld, uint64_t slot)
+{
+	for (size_t i = 1; i < ld->shnum; i++) {
+		const GElf_Shdr *sh = &ld->sh[i];
+		if (sh->sh_type != SHT_RELA || sh->sh_entsize != sizeof(Elf64_Rela))
+			continue;
+		for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Rela); k++) {
+			Elf64_Rela r;
+			memcpy(&r, elf_bytes(ld->b) + sh->sh_offset + k * sizeof r, sizeof r);
+			if (r.r_offset == slot && ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
+				return (uint64_t)r.r_addend;
+		}
+	}
+	uint64_t v = 0;
+	return elf_read(ld->b, slot, 8, &v) == 0 ? v : 0;
+}
+
+static int elf_cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+	return (a > c) - (a < c);
+}
+
+static void elf_load_init_funcs(elf_loader *ld)
+{
+	binary *b = ld->b;
+	size_t cap = 0;
+	static const char *const arrays[] = { ".init_array", ".fini_array", ".preinit_array" };
+	const elf_section *s;
+	if ((s = elf_section_by_name(b, ".init")) && s->exec)
+		elf_add_init(b, &cap, s->addr);
+	if ((s = elf_section_by_name(b, ".fini")) && s->exec)
+		elf_add_init(b, &cap, s->addr);
+	for (size_t k = 0; k < 3; k++) {
+		if (!(s = elf_section_by_name(b, arrays[k])))
+			continue;
+		for (uint64_t off = 0; off + 8 <= s->size && off < 8 * 4096; off += 8) {
+			uint64_t v = elf_slot_value(ld, s->addr + off);
+			size_t avail;
+			if (v != UINT64_MAX && elf_code_at(b, v, &avail))
+				elf_add_init(b, &cap, v);
+		}
+	}
+	elf_sort(b->init_funcs, b->ninit_funcs, sizeof *b->init_funcs, elf_cmp_u64);
+	size_t n = 0;
+	for (size_t i = 0; i < b->ninit_funcs; i++)
+		if (!n || b->init_funcs[n - 1] != b->init_funcs[i])
+			b->init_funcs[n++] = b->init_funcs[i];
+	b->ninit_funcs = n;
+}
+
 /* ---------------------------------------------------------------- open */
 
 static int elf_load(elf_loader *ld, const char *path)
@@ -914,6 +976,7 @@ static int elf_load(elf_loader *ld, const char *path)
 	    elf_load_funcs(ld) < 0 || elf_load_plts(ld) < 0 || elf_load_fdes(ld) < 0)
 		return -1;
 	elf_load_identity(ld);
+	elf_load_init_funcs(ld);
 	return 0;
 }
 
@@ -947,6 +1010,7 @@ void elf_close(binary *b)
 	free(b->plts);
 	free(b->fde_starts);
 	free(b->fde_ends);
+	free(b->init_funcs);
 	free(b->map);
 	free(b->path);
 	memset(b, 0, sizeof *b);

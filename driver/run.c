@@ -318,8 +318,11 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
 			VEC(char *) av = {0};
-			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes", logopt };
-			for (size_t i = 0; i < 4; i++)
+			/* the recorder's guard-page flush reads registers from the
+			 * fault's context: valgrind must keep them all exact */
+			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
+					"--vex-iropt-register-updates=allregs-at-mem-access", logopt };
+			for (size_t i = 0; i < 5; i++)
 				vec_push(av, pre[i]);
 			for (char **a = app_argv; *a; a++)
 				vec_push(av, *a);
