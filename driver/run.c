@@ -318,10 +318,10 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
 			VEC(char *) av = {0};
-			/* the recorder's guard-page flush reads registers from the
+			/* the recorder's guard-page flush and int3 sites read registers from the
 			 * fault's context: valgrind must keep them all exact */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
-					"--vex-iropt-register-updates=allregs-at-mem-access", logopt };
+					"--vex-iropt-register-updates=allregs-at-each-insn", logopt };
 			for (size_t i = 0; i < 5; i++)
 				vec_push(av, pre[i]);
 			for (char **a = app_argv; *a; a++)
