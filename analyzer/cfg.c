@@ -114,6 +114,11 @@ typedef struct jt_state {
 	mem_access mem_m;
 	aval mem_base, mem_index;
 	int mem_sym;
+	/* cmp al, 0x49; ja default: only the low byte is bounded; a later
+	 * movzx of that byte gets low_sym */
+	uint8_t cmp_size, low_cmp_reg;
+	int low_sym;
+	uint8_t low_reg, low_size;
 } jt_state;
 
 
@@ -198,6 +203,8 @@ static bool plausible_table(const binary *b, uint64_t a)
 
 static void jt_set(jt_state *s, const insn *in, int r, aval v)
 {
+	if (r == s->low_reg)
+		s->low_sym = -1;
 	/* a 1- or 2-byte write merges into an unknown upper part */
 	if (in->wsize[r] < 4)
 		v = av_fresh(s);
@@ -207,8 +214,11 @@ static void jt_set(jt_state *s, const insn *in, int r, aval v)
 static void jt_clobber(jt_state *s, const insn *in, int skip)
 {
 	for (int r = 0; r < 16; r++)
-		if (r != skip && (in->writes & REG_BIT(r)))
+		if (r != skip && (in->writes & REG_BIT(r))) {
 			s->reg[r] = av_fresh(s);
+			if (r == s->low_reg)
+				s->low_sym = -1;
+		}
 	if (in->writes & REG_BIT(R_FLAGS))
 		s->cmp_valid = false;
 	for (unsigned k = 0; k < in->nmem; k++)
@@ -261,6 +271,13 @@ static void jt_bound(jt_state *s, const insn *in)
 		s->bound = n;
 		return;
 	}
+	if (s->cmp_size < 4) {
+		s->low_sym = s->bound_sym = s->nsym++;
+		s->low_reg = s->low_cmp_reg;
+		s->low_size = s->cmp_size;
+		s->bound = n;
+		return;
+	}
 	if (v.kind != AV_LIN || v.sym < 0 || v.a != 1)
 		return;
 	int sym = s->nsym++;
@@ -298,6 +315,11 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
 		}
 		if (src->type == OPD_MEM) {
 			jt_load(s, b, in, dst, in->op == OP_MOVSX);
+			return;
+		}
+		if (in->op == OP_MOVZX && src->type == OPD_REG && !src->high8 &&
+		    s->low_sym >= 0 && src->reg == s->low_reg && src->size == s->low_size) {
+			jt_set(s, in, dst, (aval){ .kind = AV_LIN, .sym = s->low_sym, .a = 1 });
 			return;
 		}
 		if (in->nopd == 2 && src->type == OPD_REG && !src->high8 && src->size >= 4) {
@@ -343,9 +365,13 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
 	case OP_CMP:
 		if (d->type == OPD_REG && !d->high8 && src->type == OPD_IMM) {
 			s->cmp_val = s->reg[d->reg];
-			s->cmp_imm = src->imm;
+			s->cmp_imm = d->size < 8 ? (int64_t)((uint64_t)src->imm &
+							      (~0ull >> (64 - 8 * d->size)))
+						 : src->imm;
 			s->cmp_valid = true;
 			s->cmp_mem = false;
+			s->cmp_size = d->size;
+			s->low_cmp_reg = d->reg;
 			return;
 		}
 		if (d->type == OPD_MEM && src->type == OPD_IMM) {
@@ -376,7 +402,7 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
 static size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
 			 uint64_t **targets)
 {
-	jt_state s = { .bound_sym = -1, .mem_sym = -1 };
+	jt_state s = { .bound_sym = -1, .mem_sym = -1, .low_sym = -1, .low_reg = R_NONE };
 	for (int r = 0; r < 16; r++)
 		s.reg[r] = av_fresh(&s);
 	for (size_t i = 0; i + 1 < n; i++)

@@ -183,7 +183,7 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 				print_acc("skel", &tt->a.a[tt->pos], bias);
 			else
 				fprintf(stderr, "  skel     (thread %zu's trace has ended)\n", cur);
-			printf("check: %zu of %zu accesses matched before the first divergence\n", i,
+			fprintf(stderr, "check: %zu of %zu accesses matched before the first divergence\n", i,
 			       oracle->n);
 			return 1;
 		}
@@ -194,12 +194,12 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
 				"accesses more than valgrind saw; first:\n", t, tt->a.n - tt->pos);
 			print_acc("skel", &tt->a.a[tt->pos], bias);
-			printf("check: %zu accesses matched, %zu extra in the replay\n", oracle->n,
+			fprintf(stderr, "check: %zu accesses matched, %zu extra in the replay\n", oracle->n,
 			       total - oracle->n);
 			return 1;
 		}
 	}
-	printf("check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
+	fprintf(stderr, "check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
 	       oracle->n, total, threads->n, threads->n == 1 ? "" : "s");
 	return 0;
 }

@@ -224,6 +224,22 @@ static int rec_buffer_map(rec_thread *t)
 	return 0;
 }
 
+/* The recorder's handlers run on an alternate stack (SA_ONSTACK): a
+ * buffer flush may happen with the program's stack nearly full, and under
+ * valgrind a signal frame cannot grow the main stack. */
+static void rec_altstack(void)
+{
+	stack_t cur;
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+		return; /* the program has its own */
+	size_t size = 64 * 1024;
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	stack_t ss = { .ss_sp = m, .ss_size = size };
+	sigaltstack(&ss, NULL);
+}
+
 /* Async-signal-safe (mmap, write): also called from the SIGSEGV handler
  * for threads that reach a probe without passing through pthread_create. */
 static rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
@@ -239,6 +255,7 @@ static rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		munmap(t, REC_PAGE);
 		return &R.sink;
 	}
+	rec_altstack();
 	t->cursor = &rec_cursor;
 	t->index = atomic_fetch_add(&R.nthreads, 1);
 	if (t->index < REC_MAX_THREADS)
