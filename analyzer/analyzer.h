@@ -278,7 +278,7 @@ typedef struct program {
 /* Loads `path` and builds every routine's CFG, dominators and loops. */
 int program_load(program *p, const char *path, char err[ERR_LEN]);
 void program_free(program *p);
-routine *program_routine_at(program *p, uint64_t start);
+routine *program_routine_at(const program *p, uint64_t start);
 routine *program_routine_named(program *p, const char *name);
 
 /* Passes (cfg.c, dom.c, loop.c), run by program_load. */
@@ -289,6 +289,9 @@ void loop_find(routine *r);
 int cfg_block_of(const routine *r, uint64_t addr);
 void cfg_routine_free(routine *r);
 bool dom_dominates(const routine *r, uint32_t a, uint32_t b);
+/* Depth-first postorder from the entry: po[b] is b's number (-1 when
+ * unreachable), order[] the blocks by number; returns how many. */
+uint32_t cfg_postorder(const routine *r, int32_t *po, uint32_t *order);
 
 /* Printing (print.c) */
 #include <stdio.h>

@@ -8,7 +8,7 @@
 
 /* Reverse postorder from block 0, iteratively; po[b] gets b's postorder
  * number, -1 when unreachable.  Returns the number of reachable blocks. */
-static uint32_t postorder(const routine *r, int32_t *po, uint32_t *order)
+uint32_t cfg_postorder(const routine *r, int32_t *po, uint32_t *order)
 {
 	uint32_t n = r->nblocks, cnt = 0, sp = 0;
 	uint32_t *stack = xmalloc(n * sizeof *stack), *next = xcalloc(n, sizeof *next);
@@ -54,7 +54,7 @@ void dom_compute(routine *r)
 		return;
 	int32_t *po = xmalloc(r->nblocks * sizeof *po);
 	uint32_t *order = xmalloc(r->nblocks * sizeof *order);
-	uint32_t cnt = postorder(r, po, order);
+	uint32_t cnt = cfg_postorder(r, po, order);
 	for (uint32_t i = 0; i < r->nblocks; i++)
 		r->blocks[i].idom = -1;
 	r->blocks[0].idom = 0;

@@ -175,32 +175,16 @@ static void find_sccs(lctx *c, const uint32_t *set, uint32_t n, int32_t parent,
 	free(sizes.a);
 }
 
+/* rank in reverse postorder; UINT32_MAX when unreachable */
 static void rpo_ranks(routine *r, uint32_t *rpo)
 {
-	/* postorder via an explicit stack; rank = n - 1 - postorder number */
-	uint32_t n = r->nblocks, cnt = 0, sp = 0;
-	uint32_t *stack = xmalloc(n * sizeof *stack), *next = xcalloc(n, sizeof *next);
-	uint8_t *seen = xcalloc(n, 1);
-	for (uint32_t i = 0; i < n; i++)
-		rpo[i] = UINT32_MAX;
-	stack[sp++] = 0;
-	seen[0] = 1;
-	while (sp) {
-		uint32_t b = stack[sp - 1];
-		if (next[b] < r->blocks[b].nsucc) {
-			uint32_t s = r->blocks[b].succ[next[b]++];
-			if (!seen[s]) {
-				seen[s] = 1;
-				stack[sp++] = s;
-			}
-			continue;
-		}
-		rpo[b] = n - 1 - cnt++;
-		sp--;
-	}
-	free(stack);
-	free(next);
-	free(seen);
+	int32_t *po = xmalloc(r->nblocks * sizeof *po);
+	uint32_t *order = xmalloc(r->nblocks * sizeof *order);
+	uint32_t cnt = cfg_postorder(r, po, order);
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		rpo[i] = po[i] < 0 ? UINT32_MAX : cnt - 1 - (uint32_t)po[i];
+	free(po);
+	free(order);
 }
 
 void loop_find(routine *r)

@@ -26,7 +26,7 @@ void program_free(program *p)
 	memset(p, 0, sizeof *p);
 }
 
-routine *program_routine_at(program *p, uint64_t start)
+routine *program_routine_at(const program *p, uint64_t start)
 {
 	uint32_t lo = 0, hi = p->nroutines;
 	while (lo < hi) {

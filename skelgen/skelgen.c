@@ -160,18 +160,11 @@ static void patch_insn(rgen *g, uint32_t i)
 
 /* ------------------------------------------------------- the skeleton */
 
+/* A routine's id is its index in p->routines. */
 static int32_t routine_id(const program *p, uint64_t start)
 {
-	uint32_t lo = 0, hi = p->nroutines;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (p->routines[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nroutines && p->routines[lo].start == start && p->routines[lo].nblocks
-	       ? (int32_t)lo : -1;
+	const routine *r = program_routine_at(p, start);
+	return r && r->nblocks ? (int32_t)(r - p->routines) : -1;
 }
 
 /* Whether control may come back from the call at the end of block b
