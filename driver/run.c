@@ -179,7 +179,7 @@ char *compile_skeleton(const char *skel_path)
 	snprintf(inc2, sizeof inc2, "-I%s", home);
 	snprintf(vt, sizeof vt, "%s/replay/vtrace.c", home);
 	char *cc = getenv("CC") ? getenv("CC") : "gcc";
-	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-Wno-unused-label", "-std=gnu11",
+	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-std=gnu11",
 			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
 	int rc = run_wait(argv, NULL);
 	if (rc != 0 || rename(tmp, out) != 0) {

@@ -372,8 +372,9 @@ static const access_info *access_at(const analysis *a, uint32_t i, unsigned k)
 	return lo < a->nacc && a->acc[lo].insn == i && a->acc[lo].k == k ? &a->acc[lo] : NULL;
 }
 
-static void emit_out(FILE *f, uint64_t pc, const access_info *x, const char *addr_var)
+static void emit_out(FILE *f, const insn *in, const access_info *x, const char *addr_var)
 {
+	uint64_t pc = in->addr;
 	unsigned kinds[2] = { x->kind == ACC_W ? ACC_W : ACC_R, ACC_W };
 	unsigned n = x->kind == ACC_RW ? 2 : 1;
 	for (unsigned j = 0; j < n; j++) {
@@ -382,7 +383,7 @@ static void emit_out(FILE *f, uint64_t pc, const access_info *x, const char *add
 			fputs(addr_var, f);
 		else
 			emit_expr(f, x->addr);
-		fputs(");\n", f);
+		fprintf(f, ");%s%s%s\n", j ? "" : "\t/* ", j ? "" : in->text, j ? "" : " */");
 	}
 }
 
@@ -436,10 +437,10 @@ static void emit_insn(rgen *g, uint32_t i)
 			if (!x)
 				continue;
 			if (x->addr) {
-				emit_out(f, in->addr, x, NULL);
+				emit_out(f, in, x, NULL);
 			} else {
 				fputs("\t{ uint64_t ad = IN();\n", f);
-				emit_out(f, in->addr, x, "ad");
+				emit_out(f, in, x, "ad");
 				fputs("\t}\n", f);
 			}
 		}
@@ -523,9 +524,14 @@ static void emit_routine(rgen *g)
 		      "\t(void)rep_cx_after; (void)rep_si; (void)rep_di;\n", f);
 	/* the caller consumed the entry word; a jump back to the entry
 	 * passes the entry probe again */
-	fputs("\tgoto B0;\nB0_again:\n", f);
-	fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\nB0:\n", r->start,
-		(uint64_t)SK_ENTRY(g->id));
+	bool again = r->blocks[0].npred > 0;
+	for (uint32_t bi = 0; bi < r->nblocks; bi++)
+		again |= (r->blocks[bi].flags & BLK_IJUMP) != 0;
+	if (again) {
+		fputs("\tgoto B0;\nB0_again:\n", f);
+		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\nB0:\n", r->start,
+			(uint64_t)SK_ENTRY(g->id));
+	}
 	for (uint32_t bi = 0; bi < r->nblocks; bi++) {
 		const block *b = &r->blocks[bi];
 		if (!reachable(r, bi))
