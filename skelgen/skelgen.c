@@ -21,7 +21,20 @@ typedef struct gen {
 	patch *pt;
 	skel_stats *st;
 	uint8_t *extern_tail;   /* per routine: may leave through unanalyzed code */
+	/* Internal routines are entered only by direct calls and jumps from
+	 * analyzed code: no entry word, and their entry values are passed by
+	 * the caller (computed there, or recorded at the call) instead of
+	 * recorded at every entry. */
+	uint8_t *internal;
+	uint32_t *entry_mask;   /* per routine: entry values its skeleton uses */
 } gen;
+
+/* What a call site passes for one entry value of an internal callee. */
+typedef struct call_arg {
+	uint32_t insn;          /* the call or jump */
+	uint8_t var;
+	expr *e;                /* NULL: recorded before the call */
+} call_arg;
 
 typedef struct rgen {
 	gen *g;
@@ -32,7 +45,11 @@ typedef struct rgen {
 	uint8_t *leaf_used;     /* per SSA value: declared as v<n> */
 	uint8_t *returned_at;   /* per insn: a RETURNED word fires before it */
 	uint32_t *probe_first;  /* per insn: first probe index (nprobes if none) */
+	call_arg *args;         /* by instruction, then variable */
+	uint32_t nargs;
 } rgen;
+
+static void emit_signature(gen *g, uint32_t id);
 
 /* ------------------------------------------------------ expressions */
 
@@ -129,15 +146,23 @@ static uint32_t recorder_k(const insn *in, unsigned k)
 	return n;
 }
 
+static bool is_entry_param(const rgen *g, const probe *p)
+{
+	return g->g->internal[g->id] && p->kind == PR_REG_BEFORE && !p->rep &&
+	       p->val < SSA_NVARS && p->insn == g->r->blocks[0].first;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
-	if (i == g->r->blocks[0].first)
+	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
 	if (g->returned_at[i])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
+		if (is_entry_param(g, p))
+			continue;
 		switch (p->kind) {
 		case PR_REG_BEFORE:
 			add_probe(g, i, false, PATCH_REG, p->reg, 0, 0);
@@ -156,6 +181,11 @@ static void patch_insn(rgen *g, uint32_t i)
 			break;
 		}
 	}
+	/* a call's recorded arguments fire after its other before-probes; a
+	 * call has no branch, target or after-probes to come between */
+	for (uint32_t k = 0; k < g->nargs; k++)
+		if (g->args[k].insn == i && !g->args[k].e)
+			add_probe(g, i, false, PATCH_REG, g->args[k].var, 0, 0);
 }
 
 /* ------------------------------------------------------- the skeleton */
@@ -199,7 +229,31 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 {
 	int32_t id = routine_id(g->g->p, target);
-	fprintf(g->g->f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d); r_%d(t);\n", pc, id, id);
+	FILE *f = g->g->f;
+	if (!g->g->internal[id]) {
+		fprintf(f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d); r_%d(t);\n", pc, id, id);
+		return;
+	}
+	uint32_t i = (uint32_t)cfg_block_of(g->r, pc);
+	i = g->r->blocks[i].first + g->r->blocks[i].ninsn - 1;
+	bool call = g->r->insns[i].flow == FLOW_CALL;
+	fputs("\t{\n", f);
+	for (uint32_t k = 0; k < g->nargs; k++) {
+		const call_arg *x = &g->args[k];
+		if (x->insn != i)
+			continue;
+		fprintf(f, "\t\tuint64_t a%u = ", x->var);
+		if (x->e)
+			emit_expr(f, x->e);
+		else
+			fprintf(f, "IN()%s", x->var == R_SP && call ? " - 8" : "");
+		fputs(";\n", f);
+	}
+	fprintf(f, "\t\tr_%d(t", id);
+	for (unsigned v = 0; v < SSA_NVARS; v++)
+		if (g->g->entry_mask[id] & (1u << v))
+			fprintf(f, ", a%u", v);
+	fputs(");\n\t}\n", f);
 }
 
 /* Leaving the routine to `target` (a tail call, or falling into the next
@@ -424,6 +478,8 @@ static void emit_insn(rgen *g, uint32_t i)
 		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, SK_RETURNED);\n", in->addr);
 	for (; k < a->nprobes && a->probes[k].insn == i && a->probes[k].kind == PR_REG_BEFORE; k++) {
 		const probe *p = &a->probes[k];
+		if (is_entry_param(g, p))
+			continue;
 		if (p->rep)
 			fprintf(f, "\trep_%s = IN();\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di");
 		else
@@ -501,6 +557,57 @@ static bool reachable(const routine *r, uint32_t b)
 	return b == 0 || r->blocks[b].idom >= 0;
 }
 
+typedef struct avail {
+	const rgen *g;
+	bool ok;
+} avail;
+
+static void avail_leaf(uint32_t v, void *arg)
+{
+	avail *x = arg;
+	if (v != SSA_BIAS && !x->g->leaf_used[v])
+		x->ok = false;
+}
+
+/* The entry values an internal callee needs, from this call site: the
+ * caller's own expression when its leaves are at hand, else recorded. */
+static void plan_call_args(rgen *g, uint32_t i, uint64_t target)
+{
+	int32_t id = routine_id(g->g->p, target);
+	if (id < 0 || !g->g->internal[id])
+		return;
+	const insn *in = &g->r->insns[i];
+	for (unsigned v = 0; v < SSA_NVARS; v++) {
+		if (!(g->g->entry_mask[id] & (1u << v)))
+			continue;
+		expr *e = expr_of_value(g->a.ec, g->a.s.before[i][v]);
+		if (v == R_SP && in->flow == FLOW_CALL)
+			e = expr_add(g->a.ec, e, expr_const(g->a.ec, -8));
+		avail x = { g, true };
+		expr_leaves(e, avail_leaf, &x);
+		call_arg c = { .insn = i, .var = (uint8_t)v, .e = x.ok ? e : NULL };
+		if (c.e)
+			mark_counters(g, c.e);
+		g->args = xrealloc(g->args, (g->nargs + 1) * sizeof *g->args);
+		g->args[g->nargs++] = c;
+	}
+}
+
+static void plan_calls(rgen *g)
+{
+	const routine *r = g->r;
+	for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+		const block *b = &r->blocks[bi];
+		uint32_t i = b->first + b->ninsn - 1;
+		const insn *in = &r->insns[i];
+		if (!reachable(r, bi))
+			continue;
+		if ((in->flow == FLOW_CALL && (b->flags & (BLK_CALL | BLK_NORETURN))) ||
+		    (in->flow == FLOW_JUMP && (b->flags & BLK_TAILCALL)))
+			plan_call_args(g, i, in->target);
+	}
+}
+
 static void emit_routine(rgen *g)
 {
 	const routine *r = g->r;
@@ -510,9 +617,12 @@ static void emit_routine(rgen *g)
 
 	fprintf(f, "\n/* %s at 0x%" PRIx64 ": %u blocks, %u loops, %u probes */\n",
 		r->name, r->start, r->nblocks, r->nloops, a->nprobes);
-	fprintf(f, "static void r_%u(sk_thread *t)\n{\n", g->id);
+	fputs("static ", f);
+	emit_signature(g->g, g->id);
+	fputs("\n{\n", f);
+	uint32_t params = g->g->internal[g->id] ? g->g->entry_mask[g->id] : 0;
 	for (uint32_t v = 0; v < a->s.nvals; v++)
-		if (g->leaf_used[v])
+		if (g->leaf_used[v] && !(v < SSA_NVARS && (params & (1u << v))))
 			fprintf(f, "\tuint64_t v%u = 0;\n", v);
 	for (uint32_t l = 0; l < r->nloops; l++)
 		if (g->counter_used[l])
@@ -551,6 +661,7 @@ static void rgen_free(rgen *g)
 	free(g->leaf_used);
 	free(g->returned_at);
 	free(g->probe_first);
+	free(g->args);
 	iv_free(&g->a);
 }
 
@@ -583,6 +694,96 @@ static void find_extern_tails(gen *g)
 	}
 }
 
+/* r_<id>(t) for routines entered through entry words; internal ones take
+ * their entry values as arguments, named after the entry SSA values. */
+static void emit_signature(gen *g, uint32_t id)
+{
+	fprintf(g->f, "void r_%u(sk_thread *t", id);
+	if (g->internal[id])
+		for (unsigned v = 0; v < SSA_NVARS; v++)
+			if (g->entry_mask[id] & (1u << v))
+				fprintf(g->f, ", uint64_t v%u", v);
+	fputc(')', g->f);
+}
+
+/* A routine is internal when its start is never taken as a value (no
+ * immediate, no RIP-relative address, no pointer-sized word in data), the
+ * loader does not call it, and analyzed code only enters it by direct
+ * calls and jumps. */
+static void find_internal(gen *g)
+{
+	const program *p = g->p;
+	const binary *b = &p->bin;
+	uint32_t n = p->nroutines;
+	g->internal = xcalloc(n ? n : 1, 1);
+	g->entry_mask = xcalloc(n ? n : 1, sizeof *g->entry_mask);
+	if (g->o->all_accesses)
+		return;
+	uint8_t *taken = xcalloc(n ? n : 1, 1), *called = xcalloc(n ? n : 1, 1);
+	int32_t id;
+#define TAKE(a) do { if ((id = routine_id(p, (a))) >= 0) taken[id] = 1; } while (0)
+	TAKE(b->entry);
+	for (size_t i = 0; i < b->ninit_funcs; i++)
+		TAKE(b->init_funcs[i]);
+	for (size_t i = 0; i < b->nsections; i++) {
+		const elf_section *s = &b->sections[i];
+		if (!s->alloc || s->exec || !s->data)
+			continue;
+		for (uint64_t off = (8 - s->addr % 8) % 8; off + 8 <= s->size; off += 8) {
+			uint64_t v;
+			memcpy(&v, s->data + off, 8);
+			TAKE(v);
+		}
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const routine *r = &p->routines[k];
+		for (uint32_t i = 0; i < r->ninsn; i++) {
+			const insn *in = &r->insns[i];
+			for (unsigned o = 0; o < in->nopd; o++)
+				if (in->opd[o].type == OPD_IMM)
+					TAKE((uint64_t)in->opd[o].imm);
+			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
+				if (in->mem[m].flags & MEM_RIPREL)
+					TAKE((uint64_t)in->mem[m].disp);
+		}
+		/* entered in ways a call site cannot pass values through */
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			const block *bl = &r->blocks[bi];
+			const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+			if ((bl->flags & BLK_TAILCALL) && last->flow != FLOW_JUMP)
+				TAKE(bl->call_target);
+			if ((last->flow == FLOW_CALL || last->flow == FLOW_JUMP) &&
+			    (id = routine_id(p, last->target)) >= 0)
+				called[id] = 1;
+		}
+	}
+#undef TAKE
+	/* a routine that may return through unanalyzed code is called like
+	 * a library function (RETURNED word), so it keeps its entry word */
+	for (uint32_t k = 0; k < n; k++)
+		g->internal[k] = !taken[k] && called[k] && !g->extern_tail[k] &&
+				 p->routines[k].nblocks && !p->routines[k].blocks[0].npred;
+	free(taken);
+	free(called);
+}
+
+/* Which entry values each internal routine's skeleton uses. */
+static void find_entry_masks(gen *g)
+{
+	for (uint32_t i = 0; i < g->p->nroutines; i++) {
+		const routine *r = &g->p->routines[i];
+		if (!g->internal[i])
+			continue;
+		rgen rg = { .g = g, .r = r, .id = i };
+		iv_analyze(&rg.a, g->p, r, 0);
+		prepare(&rg);
+		for (unsigned v = 0; v < SSA_NVARS && v < rg.a.s.nvals; v++)
+			if (rg.leaf_used[v] && rg.a.s.vals[v].kind == V_ENTRY)
+				g->entry_mask[i] |= 1u << v;
+		rgen_free(&rg);
+	}
+}
+
 static void emit_header(gen *g)
 {
 	const binary *b = &g->p->bin;
@@ -596,8 +797,11 @@ static void emit_header(gen *g)
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash", b->id_hex);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
-		if (g->p->routines[i].nblocks)
-			fprintf(g->f, "static void r_%u(sk_thread *t);\n", i);
+		if (g->p->routines[i].nblocks) {
+			fputs("static ", g->f);
+			emit_signature(g, i);
+			fputs(";\n", g->f);
+		}
 }
 
 static void emit_dispatch(gen *g)
@@ -609,7 +813,7 @@ static void emit_dispatch(gen *g)
 	fprintf(f, "};\nconst unsigned sk_nroutines = %u;\n\n", g->p->nroutines);
 	fputs("void sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n", f);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
-		if (g->p->routines[i].nblocks)
+		if (g->p->routines[i].nblocks && !g->internal[i])
 			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",
 				(uint64_t)SK_ENTRY(i), i);
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
@@ -635,6 +839,8 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		return -1;
 	}
 	find_extern_tails(&g);
+	find_internal(&g);
+	find_entry_masks(&g);
 	emit_header(&g);
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
@@ -643,19 +849,24 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		rgen rg = { .g = &g, .r = r, .id = i };
 		iv_analyze(&rg.a, p, r, o->all_accesses ? IV_ALL_DIRECT : 0);
 		prepare(&rg);
+		plan_calls(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);
 		emit_routine(&rg);
 		st->routines++;
 		st->mem_insns += rg.a.nmem_insns;
-		st->probes += rg.a.nprobes;
 		st->direct += rg.a.ndirect;
 		rgen_free(&rg);
 	}
+	/* the values recorded at run time, control words aside */
+	for (size_t k = 0; k < pt->nprobes; k++)
+		st->probes += pt->probes[k].what != PATCH_WORD;
 	emit_dispatch(&g);
 	emit_patch(&g);
 	free(g.extern_tail);
+	free(g.internal);
+	free(g.entry_mask);
 	return 0;
 }
 
