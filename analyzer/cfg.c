@@ -21,6 +21,12 @@ typedef struct cfg_ctx {
 	VEC(uint64_t) list;          /* routine starts, discovery order */
 	uint8_t *noret;              /* per start: known not to return */
 	size_t noret_cap;
+	/* per start: found only as an FDE (no symbol, no call); such a start
+	 * that only one routine jumps to is that routine's split-off cold
+	 * part and is merged back into it (demoted) */
+	VEC(uint8_t) soft;
+	VEC(uint8_t) demoted;
+	bool seeding_soft;
 } cfg_ctx;
 
 static const char *const noreturn_names[] = {
@@ -64,15 +70,23 @@ static bool is_cold_part(const char *name)
 static bool is_start(const cfg_ctx *c, uint64_t a)
 {
 	uint32_t i;
-	return addrmap_get(&c->starts, a, &i);
+	return addrmap_get(&c->starts, a, &i) && !c->demoted.a[i];
 }
 
 static void add_start(cfg_ctx *c, uint64_t a)
 {
-	if (is_start(c, a) || !is_code(&c->p->bin, a))
+	uint32_t i;
+	if (!is_code(&c->p->bin, a))
 		return;
+	if (addrmap_get(&c->starts, a, &i)) {
+		if (!c->seeding_soft)
+			c->soft.a[i] = 0; /* called, or a symbol: a routine for sure */
+		return;
+	}
 	addrmap_put(&c->starts, a, (uint32_t)c->list.n);
 	vec_push(c->list, a);
+	vec_push(c->soft, (uint8_t)c->seeding_soft);
+	vec_push(c->demoted, (uint8_t)0);
 }
 
 static bool target_noreturn(const cfg_ctx *c, uint64_t t)
@@ -801,6 +815,7 @@ static void seed_starts(cfg_ctx *c)
 		if (!is_cold_part(b->funcs[i].name))
 			add_start(c, b->funcs[i].addr);
 	/* FDEs not inside a symbol: routines of a stripped binary */
+	c->seeding_soft = true;
 	for (size_t i = 0; i < b->nfdes; i++) {
 		uint64_t a = b->fde_starts[i];
 		bool covered = false;
@@ -811,9 +826,40 @@ static void seed_starts(cfg_ctx *c)
 		if (!covered)
 			add_start(c, a);
 	}
+	c->seeding_soft = false;
 	add_start(c, b->entry);
 	for (size_t i = 0; i < b->ninit_funcs; i++)
 		add_start(c, b->init_funcs[i]);
+}
+
+/* A soft start (an FDE only) that no one calls and exactly one routine
+ * jumps to is that routine's cold part (gcc's hot/cold splitting, which
+ * jumps back into its parent): it is merged into the parent.  Returns
+ * whether anything was demoted. */
+static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
+{
+	bool any = false;
+	for (size_t s = 0; s < c->list.n; s++) {
+		if (!c->soft.a[s] || c->demoted.a[s] || c->list.a[s] == c->p->bin.entry)
+			continue;
+		uint64_t a = c->list.a[s];
+		size_t jumpers = 0;
+		bool called = false;
+		for (size_t i = 0; i < nr && !called; i++) {
+			const routine *r = &rs[i];
+			bool jumps = false;
+			for (uint32_t k = 0; k < r->ncallees; k++)
+				called |= r->callees[k] == a;
+			for (uint32_t b = 0; b < r->nblocks; b++)
+				jumps |= (r->blocks[b].flags & BLK_TAILCALL) && r->blocks[b].call_target == a;
+			jumpers += jumps;
+		}
+		if (!called && jumpers == 1) {
+			c->demoted.a[s] = 1;
+			any = true;
+		}
+	}
+	return any;
 }
 
 static int cmp_routine(const void *x, const void *y)
@@ -840,10 +886,12 @@ void cfg_build(program *p)
 				memset(&rs[i], 0, sizeof *rs);
 				nr = i + 1;
 			}
-			build_routine(&c, &rs[i], c.list.a[i]);
+			if (!c.demoted.a[i])
+				build_routine(&c, &rs[i], c.list.a[i]);
 			for (uint32_t k = 0; k < rs[i].ncallees; k++)
 				add_start(&c, rs[i].callees[k]);
 		}
+		changed |= demote_cold_parts(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {
 			c.noret = xrealloc(c.noret, c.list.n);
 			memset(c.noret + c.noret_cap, 0, c.list.n - c.noret_cap);
@@ -859,14 +907,23 @@ void cfg_build(program *p)
 		if (nr != c.list.n)
 			changed = true;
 	}
-	for (size_t i = 0; i < nr; i++)
+	size_t kept = 0;
+	for (size_t i = 0; i < nr; i++) {
 		rs[i].noreturn = c.noret[i];
+		if (c.demoted.a[i])
+			routine_clear(&rs[i]);
+		else
+			rs[kept++] = rs[i];
+	}
+	nr = kept;
 	if (nr)
 		qsort(rs, nr, sizeof *rs, cmp_routine);
 	p->routines = rs;
 	p->nroutines = (uint32_t)nr;
 	free(c.list.a);
 	free(c.noret);
+	free(c.soft.a);
+	free(c.demoted.a);
 	addrmap_free(&c.starts);
 }
 

@@ -667,6 +667,25 @@ static void rgen_free(rgen *g)
 
 /* ------------------------------------------------------------- driver */
 
+/* Instructions that two routines both decode (code reached by jumps from
+ * several routines) get their probes twice: the replay of that code may
+ * desynchronise, which the driver warns about. */
+static uint32_t count_shared(const program *p)
+{
+	addrmap seen = {0};
+	uint32_t shared = 0, one;
+	for (uint32_t k = 0; k < p->nroutines; k++)
+		for (uint32_t i = 0; i < p->routines[k].ninsn; i++) {
+			uint64_t a = p->routines[k].insns[i].addr;
+			if (addrmap_get(&seen, a, &one))
+				shared++;
+			else
+				addrmap_put(&seen, a, 1);
+		}
+	addrmap_free(&seen);
+	return shared;
+}
+
 /* A routine may return through unanalyzed code when it tail-calls out of
  * the analyzed program, directly or through analyzed tail calls. */
 static void find_extern_tails(gen *g)
@@ -839,6 +858,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		return -1;
 	}
 	find_extern_tails(&g);
+	st->shared_insns = count_shared(p);
 	find_internal(&g);
 	find_entry_masks(&g);
 	emit_header(&g);

@@ -20,6 +20,7 @@ typedef struct skel_opts {
 typedef struct skel_stats {
 	uint32_t routines;
 	uint64_t mem_insns, probes, direct;
+	uint32_t shared_insns;  /* instructions in more than one routine */
 } skel_stats;
 
 /* Writes the skeleton of p to out and fills `pt` with its patch. */
