@@ -168,6 +168,16 @@ char *compile_skeleton(const char *skel_path)
 	}
 	h = skel_fnv1a64(h, rtext, rlen);
 	free(rtext);
+	/* the runtime header and the trace reader are compiled in too */
+	static const char *const also[] = { "replay/skel_rt.h", "replay/vtrace.c", "replay/format.h" };
+	for (size_t i = 0; i < sizeof also / sizeof *also; i++) {
+		snprintf(rt, sizeof rt, "%s/%s", home, also[i]);
+		if ((rtext = read_text(rt, &rlen))) {
+			h = skel_fnv1a64(h, rtext, rlen);
+			free(rtext);
+		}
+	}
+	snprintf(rt, sizeof rt, "%s/replay/replayer.c", home);
 
 	char *out = xmalloc(PATH_MAX);
 	snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, cache_dir(), h);
@@ -244,6 +254,10 @@ int cmd_gen(int argc, char **argv)
 			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
 			st.mem_insns, st.probes, st.direct,
 			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
+	if (rc == 0 && st.shared_insns)
+		fprintf(stderr, "skel: gen: warning: %u instructions belong to more than one "
+			"routine; a replay through them may desynchronise (reported, never silent)\n",
+			st.shared_insns);
 	patch_free(&pt);
 	program_free(&p);
 	return rc;
@@ -276,6 +290,20 @@ static int check_identity(const char *skel_path, const char *text, const char *a
 int record_run(const char *skel_path, const char *values, char **app_argv,
 	       const char *valgrind_log)
 {
+	char patch_path[PATH_MAX];
+	pid_t pid = record_start(skel_path, values, app_argv, valgrind_log, patch_path);
+	if (pid < 0)
+		return -1;
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	unlink(patch_path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+pid_t record_start(const char *skel_path, const char *values, char **app_argv,
+		   const char *valgrind_log, char patch_out[PATH_MAX])
+{
 	size_t len;
 	char *text = read_text(skel_path, &len);
 	if (!text) {
@@ -292,7 +320,8 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 		fail(skel_path, "no embedded patch (SKEL-PATCH-BEGIN missing)");
 		return -1;
 	}
-	char patch_path[] = "/tmp/skel-patch-XXXXXX";
+	char *patch_path = patch_out;
+	strcpy(patch_path, "/tmp/skel-patch-XXXXXX");
 	int fd = mkstemp(patch_path);
 	if (fd < 0 || write(fd, ptext, strlen(ptext)) != (ssize_t)strlen(ptext)) {
 		free(ptext);
@@ -308,7 +337,9 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 		unlink(patch_path);
 		return -1;
 	}
-	unlink(values);
+	struct stat vst;	/* skel run's FIFO stays */
+	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
+		unlink(values);
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("LD_PRELOAD", lib, 1);
@@ -334,11 +365,11 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 		fprintf(stderr, "skel: %s: %s\n", app_argv[0], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	unlink(patch_path);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (pid < 0) {
+		fail(app_argv[0], strerror(errno));
+		unlink(patch_path);
+	}
+	return pid;
 }
 
 /* Splits "SKEL -o VALUES -- APP ARGS" style arguments: the app argv starts
@@ -382,14 +413,26 @@ int cmd_record(int argc, char **argv)
 
 /* ------------------------------------------------------------- replay */
 
+bool trace_format_ok(const char *f)
+{
+	static const char *const names[] = { "text", "bin", "lackey", "din", "csv", "count" };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(f, names[i]))
+			return true;
+	return false;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
+	bool stats = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
 		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
 			format = argv[++i];
+		else if (!strcmp(argv[i], "--stats"))
+			stats = true;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return usage_error("replay: unknown option");
 		else if (!skel)
@@ -400,15 +443,16 @@ int cmd_replay(int argc, char **argv)
 			return usage_error("replay: too many arguments");
 	}
 	if (!skel || !values)
-		return usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format text|count]");
-	if (strcmp(format, "text") && strcmp(format, "count"))
-		return usage_error("replay: --format must be text or count");
+		return usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats]");
+	if (!trace_format_ok(format))
+		return usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (!exists(values))
 		return fail(values, strerror(ENOENT));
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		return 1;
-	char *av[] = { bin, (char *)values, "-o", (char *)out, "--format", (char *)format, NULL };
+	char *av[] = { bin, (char *)values, "-o", (char *)out, "--format", (char *)format,
+		       stats ? "--stats" : NULL, NULL };
 	int rc = run_wait(av, NULL);
 	free(bin);
 	return rc;

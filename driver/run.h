@@ -2,12 +2,17 @@
 #ifndef SKEL_DRIVER_RUN_H
 #define SKEL_DRIVER_RUN_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 int cmd_gen(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);	/* online.c */
+int cmd_trace(int argc, char **argv);	/* online.c */
 
 /* helpers shared by the commands (run.c) */
 const char *skel_home(void);
@@ -21,5 +26,11 @@ char *compile_skeleton(const char *skel_path);
 int record_run(const char *skel_path, const char *values, char **app_argv,
 	       const char *valgrind_log);
 int run_wait(char **argv, const char *out_path);
+/* record_run without the wait: the program's pid (or -1 after printing
+ * why); the caller unlinks patch_out, the patch file, once it exited. */
+pid_t record_start(const char *skel_path, const char *values, char **app_argv,
+		   const char *valgrind_log, char patch_out[PATH_MAX]);
+/* text, bin, lackey, din, csv, count */
+bool trace_format_ok(const char *format);
 
 #endif

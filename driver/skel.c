@@ -23,9 +23,23 @@ static const char usage[] =
 "                                full-tracing baseline (every address recorded)\n"
 "  skel record SKEL.c -o VALUES -- APP [ARGS...]\n"
 "                                run APP, storing the recorded values in VALUES\n"
-"  skel replay SKEL.c VALUES [-o TRACE] [--format text|count]\n"
-"                                regenerate the trace: one access per line,\n"
-"                                'PC R|W SIZE ADDR' in hex, per thread\n"
+"  skel replay SKEL.c VALUES [-o TRACE] [--format F] [--stats]\n"
+"                                regenerate the trace (stdout, or TRACE; '-' is\n"
+"                                stdout).  F: text (default: 'PC R|W SIZE ADDR' in\n"
+"                                hex, one access per line, per thread), bin (32-byte\n"
+"                                records), lackey (' L|S|M addr,size'), din (Dinero\n"
+"                                IV: '0|1 addr'), csv (thread,pc,kind,size,addr),\n"
+"                                count (totals only); docs/formats.md.  --stats:\n"
+"                                per thread accesses, bytes, distinct cache lines and\n"
+"                                pages, on stderr\n"
+"  skel run SKEL.c [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
+"                                online: run APP under the recorder and replay in\n"
+"                                parallel (same trace as record + replay); APP's\n"
+"                                stdin/stdout/stderr pass through; exits with APP's\n"
+"                                status (128+N when killed by signal N)\n"
+"  skel trace [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
+"                                gen + run in one step; the skeleton is cached by\n"
+"                                APP's identity in $XDG_CACHE_HOME/skel (~/.cache/skel)\n"
 "  skel check [SKEL.c] -- APP [ARGS...]\n"
 "                                run APP once under valgrind lackey and the recorder,\n"
 "                                replay, and compare access by access (exit 0 only\n"
@@ -215,6 +229,10 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(cmd, "replay"))
 		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "trace"))
+		return cmd_trace(argc - 1, argv + 1);
 	if (!strcmp(cmd, "check"))
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "analyze"))

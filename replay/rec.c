@@ -92,6 +92,7 @@ typedef struct rec_image {
 } rec_image;
 
 static struct {
+	int pipe;		/* the value file is a FIFO or pipe (skel run) */
 	int active;		/* patch applied, recording */
 	int verbose;
 	int fd;
@@ -181,8 +182,28 @@ static int rec_off(void)
 
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
  * threads do not interleave inside each other. */
+static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
+			    size_t n);
+
+/* On a pipe only writes of up to PIPE_BUF bytes are atomic: a VALUES
+ * chunk goes out in pieces that fit, each one a whole chunk, so that the
+ * chunks of concurrent threads (or of a dying thread flushing the others)
+ * stay whole.  The reader joins consecutive VALUES chunks of a thread. */
 static void rec_chunk(uint32_t type, uint32_t thread, const void *p,
 		      size_t n)
+{
+	const size_t piece = (PIPE_BUF - sizeof(vt_chunk_header)) & ~(size_t)7;
+	if (R.pipe && type == VT_VALUES)
+		while (n > piece) {
+			rec_chunk_write(type, thread, p, piece);
+			p = (const char *)p + piece;
+			n -= piece;
+		}
+	rec_chunk_write(type, thread, p, n);
+}
+
+static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
+			    size_t n)
 {
 	if (rec_off())
 		return;
@@ -1547,6 +1568,7 @@ static int rec_file_open(const char *path)
 	struct stat st;	/* a pipe or /dev/null is fine too */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0))
 		rec_die("%s: %s", path, strerror(errno));
+	R.pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	return fd;
 }
 

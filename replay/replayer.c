@@ -1,7 +1,18 @@
 /* replayer.c — the main program a skeleton is compiled with: reads a value
  * trace, runs the skeleton over each thread's stream and writes the trace.
  *
- *   replayer VALUES [-o TRACE] [--format text|count] [--quiet]
+ *   replayer VALUES [-o TRACE] [--format F] [--stats] [--quiet]
+ *   replayer --fd N  [-o TRACE] [--format F] [--stats] [--quiet]
+ *
+ * F: text (default), bin, lackey, din, csv, count (docs/formats.md).
+ * VALUES is a value-trace file, read whole and replayed thread after
+ * thread.  --fd N reads the value trace as it is written (skel run: the
+ * read end of the FIFO the recorder writes): a reader (the main thread)
+ * parses chunks and queues each thread's words; each thread's skeleton
+ * runs on its own thread and waits in sk_end_of_stream() for more words.
+ * The first thread writes to TRACE directly, the others to unlinked
+ * temporary files (on disk) appended to TRACE in order at the end, so the
+ * output is the same as an offline replay of the same run.
  *
  * Exit status: 0 when every stream was replayed to its end, 3 on a
  * desynchronisation (skeleton and stream disagree), 2 on unusable input;
@@ -10,31 +21,115 @@
 #include "replay/format.h"
 #include "replay/skel_rt.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const char sk_binary_id[];
 extern const char *const sk_routine_names[];
 extern const unsigned sk_nroutines;
 
-typedef struct sink {
-	FILE *f;
-	char buf[1 << 16];
+enum fmt { F_TEXT, F_BIN, F_LACKEY, F_DIN, F_CSV, F_COUNT };
+static const char *const fmt_names[] = { "text", "bin", "lackey", "din", "csv", "count" };
+
+#define BUFSZ (1 << 16)
+/* online: words queued but not yet replayed, all threads; the reader stops
+ * reading (and so the program blocks on the full pipe) above this */
+#define PENDING_MAX ((size_t)64 << 20)
+
+/* A set of u64 keys (cache lines, pages): open addressing, key+1 stored. */
+typedef struct hset {
+	uint64_t *a;
+	size_t cap, n;
+} hset;
+
+static void hset_add(hset *h, uint64_t k)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		size_t ncap = h->cap ? 2 * h->cap : 1024;
+		uint64_t *na = calloc(ncap, sizeof *na);
+		if (!na) {
+			fprintf(stderr, "skel: replay: out of memory (stats)\n");
+			exit(2);
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->a[i]) {
+				size_t j = (size_t)((h->a[i] * 0x9e3779b97f4a7c15ull) >> 20) & (ncap - 1);
+				while (na[j])
+					j = (j + 1) & (ncap - 1);
+				na[j] = h->a[i];
+			}
+		free(h->a);
+		h->a = na;
+		h->cap = ncap;
+	}
+	uint64_t v = k + 1;
+	size_t j = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & (h->cap - 1);
+	while (h->a[j]) {
+		if (h->a[j] == v)
+			return;
+		j = (j + 1) & (h->cap - 1);
+	}
+	h->a[j] = v;
+	h->n++;
+}
+
+/* One run of words: a VALUES payload (online) or a whole stream (offline). */
+typedef struct seg {
+	struct seg *next;
+	const uint64_t *w;
 	size_t n;
+	void *owned;            /* freed with the segment, or NULL */
+} seg;
+
+/* One thread's stream, its skeleton and its output. */
+typedef struct stream {
+	sk_thread t;
+	uint32_t thread;
+	vt_thread_start start;
+	/* queue, under `mu` (online) */
+	seg *qh, *qt;           /* words received, not yet taken */
+	bool finished;          /* no more words will come */
+	bool crashed;
+	bool dead;              /* replay over: later words are dropped */
+	vt_crash crash;
+	uint64_t nvalues;       /* words received */
+	/* owned by the skeleton's thread */
+	seg *cur;               /* segment t->w points into */
+	uint64_t base;          /* words before cur */
 	jmp_buf end;
-	int desync;
-} sink;
+	int how;                /* 1: end of stream, 2: desync */
+	FILE *f;                /* where the output goes */
+	bool spill;             /* f is a temporary file */
+	char *buf;
+	size_t n;
+	bool pend;              /* lackey: a read waiting for its write */
+	uint64_t ppc, paddr;
+	unsigned psize;
+	hset lines, pages;
+	pthread_t th;
+	bool has_th;
+} stream;
 
 static const char *out_path = "-";
+static enum fmt format = F_TEXT;
+static bool stats;
+static bool online;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t more = PTHREAD_COND_INITIALIZER;   /* words or end */
+static pthread_cond_t space = PTHREAD_COND_INITIALIZER;  /* pending fell */
+static size_t pending;          /* bytes queued, all streams */
 
-static void sink_flush(sink *s)
+static void sink_flush(stream *s)
 {
 	if (s->n && fwrite(s->buf, 1, s->n, s->f) != s->n) {
-		fprintf(stderr, "skel: %s: write error\n", out_path);
+		fprintf(stderr, "skel: %s: write error\n", s->spill ? "temporary file" : out_path);
 		exit(2);
 	}
 	s->n = 0;
@@ -53,13 +148,33 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
-/* "PC R|W SIZE ADDR", hex, one access per line */
-void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
+/* at least 8 digits, as lackey prints addresses */
+static char *put_hex8(char *p, uint64_t v)
 {
-	sink *s = t->sink;
-	if (s->n > sizeof s->buf - 64)
-		sink_flush(s);
-	char *p = s->buf + s->n;
+	for (int i = 7; i > 0; i--)
+		if (v >> (4 * i) == 0)
+			*p++ = '0';
+	return put_hex(p, v);
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* ------------------------------------------------------------ writers */
+
+/* text: "PC R|W SIZE ADDR", hex, one access per line */
+static char *w_text(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
 	p = put_hex(p, pc);
 	*p++ = ' ';
 	*p++ = kind == SK_W ? 'W' : 'R';
@@ -68,63 +183,280 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 	*p++ = ' ';
 	p = put_hex(p, addr);
 	*p++ = '\n';
-	s->n = (size_t)(p - s->buf);
+	return p;
 }
 
-void sk_crashed(sk_thread *t)
+/* bin: 32-byte little-endian records */
+typedef struct bin_rec {
+	uint64_t pc, addr;
+	uint32_t size;
+	uint8_t kind, pad[3];
+	uint32_t thread, reserved;
+} bin_rec;
+_Static_assert(sizeof(bin_rec) == 32, "bin record layout");
+
+static char *w_bin(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
-	longjmp(((sink *)t->sink)->end, 1);
+	bin_rec r = { pc, addr, size, (uint8_t)kind, { 0, 0, 0 }, s->thread, 0 };
+	memcpy(p, &r, sizeof r);
+	return p + sizeof r;
+}
+
+static char *lackey_line(char *p, char c, uint64_t addr, unsigned size)
+{
+	*p++ = ' ';
+	*p++ = c;
+	*p++ = ' ';
+	p = put_hex8(p, addr);
+	*p++ = ',';
+	p = put_dec(p, size);
+	*p++ = '\n';
+	return p;
+}
+
+/* lackey: " L addr,size", " S addr,size"; a read followed by a write of the
+ * same pc, address and size is one " M addr,size" */
+static char *w_lackey(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	if (s->pend) {
+		s->pend = false;
+		if (kind == SK_W && pc == s->ppc && addr == s->paddr && size == s->psize)
+			return lackey_line(p, 'M', addr, size);
+		p = lackey_line(p, 'L', s->paddr, s->psize);
+	}
+	if (kind == SK_R) {
+		s->pend = true;
+		s->ppc = pc;
+		s->paddr = addr;
+		s->psize = size;
+		return p;
+	}
+	return lackey_line(p, 'S', addr, size);
+}
+
+/* din (Dinero IV): "0 ADDR" read, "1 ADDR" write, hex */
+static char *w_din(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	*p++ = kind == SK_W ? '1' : '0';
+	*p++ = ' ';
+	p = put_hex(p, addr);
+	*p++ = '\n';
+	return p;
+}
+
+/* csv: thread,pc,kind,size,addr */
+static char *w_csv(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	p = put_dec(p, s->thread);
+	*p++ = ',';
+	*p++ = '0';
+	*p++ = 'x';
+	p = put_hex(p, pc);
+	*p++ = ',';
+	*p++ = kind == SK_W ? 'W' : 'R';
+	*p++ = ',';
+	p = put_dec(p, size);
+	*p++ = ',';
+	*p++ = '0';
+	*p++ = 'x';
+	p = put_hex(p, addr);
+	*p++ = '\n';
+	return p;
+}
+
+/* count with --stats: nothing written */
+static char *w_none(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	return p;
+}
+
+typedef char *(*writer_fn)(stream *, char *, uint64_t, int, unsigned, uint64_t);
+static writer_fn writer = w_text;
+
+static void stats_add(stream *s, unsigned size, uint64_t addr)
+{
+	uint64_t last = addr + (size ? size - 1 : 0);
+	if (last < addr)
+		last = addr;
+	for (uint64_t l = addr >> 6; l <= last >> 6; l++)
+		hset_add(&s->lines, l);
+	for (uint64_t g = addr >> 12; g <= last >> 12; g++)
+		hset_add(&s->pages, g);
+}
+
+void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	stream *s = t->sink;
+	if (s->n > BUFSZ - 128)
+		sink_flush(s);
+	if (stats)
+		stats_add(s, size, addr);
+	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
+}
+
+/* Start of a thread's output, and its end (a lackey read still pending). */
+static void sink_begin(stream *s)
+{
+	if (format == F_TEXT)
+		s->n += (size_t)snprintf(s->buf + s->n, 128, "# thread %u start 0x%" PRIx64 "\n",
+					 s->thread, s->start.start);
+}
+
+static void sink_end(stream *s)
+{
+	if (s->pend) {
+		s->pend = false;
+		s->n = (size_t)(lackey_line(s->buf + s->n, 'L', s->paddr, s->psize) - s->buf);
+	}
+	sink_flush(s);
+}
+
+/* ------------------------------------------------------- the words */
+
+static void seg_free(seg *g)
+{
+	if (!g)
+		return;
+	if (g->owned) {
+		pthread_mutex_lock(&mu);
+		pending -= g->n * 8;
+		pthread_cond_signal(&space);
+		pthread_mutex_unlock(&mu);
+		free(g->owned);
+	}
+	free(g);
+}
+
+/* Points t->w/t->end at the next words: 1, or 0 when there are none and
+ * never will be. */
+static int refill(stream *s)
+{
+	pthread_mutex_lock(&mu);
+	while (!s->qh && !s->finished)
+		pthread_cond_wait(&more, &mu);
+	seg *g = s->qh;
+	if (g) {
+		s->qh = g->next;
+		if (!s->qh)
+			s->qt = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	if (!g)
+		return 0;
+	if (s->cur) {
+		s->base += s->cur->n;
+		seg_free(s->cur);
+	}
+	s->cur = g;
+	s->t.w = g->w;
+	s->t.end = g->w + g->n;
+	return 1;
 }
 
 uint64_t sk_end_of_stream(sk_thread *t)
 {
-	longjmp(((sink *)t->sink)->end, 1);
+	stream *s = t->sink;
+	while (t->w == t->end)
+		if (!refill(s))
+			longjmp(s->end, 1);
+	return *t->w++;
+}
+
+uint64_t sk_peek_more(sk_thread *t)
+{
+	stream *s = t->sink;
+	while (t->w == t->end)
+		if (!refill(s))
+			longjmp(s->end, 1);
+	return *t->w;
+}
+
+void sk_crashed(sk_thread *t)
+{
+	stream *s = t->sink;
+	pthread_mutex_lock(&mu);
+	bool last = s->finished && !s->qh;
+	pthread_mutex_unlock(&mu);
+	if (last)
+		longjmp(s->end, 1);
 }
 
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
 {
-	sink *s = t->sink;
+	stream *s = t->sink;
 	sink_flush(s);
+	size_t k = (size_t)s->base + (s->cur ? (size_t)(t->w - s->cur->w) : 0);
 	fprintf(stderr, "skel: replay: thread %u desynchronised at pc 0x%" PRIx64
 		" (word %zu of its stream): %s, got 0x%" PRIx64 "\n", t->thread, pc,
-		(size_t)(t->w - t->begin), what, got);
-	s->desync = 1;
+		k, what, got);
 	longjmp(s->end, 2);
 }
 
-typedef struct job {
-	sk_thread t;
-	sink *s;
-	int how;            /* 1: end of stream, 2: desync */
-} job;
-
 static void *replay_stream(void *arg)
 {
-	job *j = arg;
-	sk_thread *t = &j->t;
-	int r = setjmp(j->s->end);
+	stream *s = arg;
+	sk_thread *t = &s->t;
+	int r = setjmp(s->end);
 	if (r == 0)
 		for (;;)
 			sk_dispatch(t, sk_in(t));
-	j->how = r;
+	s->how = r;
+	sink_end(s);
+	/* done: what is still queued (after a desync) is dropped */
+	pthread_mutex_lock(&mu);
+	s->dead = true;
+	seg *g = s->qh;
+	s->qh = s->qt = NULL;
+	pthread_mutex_unlock(&mu);
+	seg_free(s->cur);
+	s->cur = NULL;
+	while (g) {
+		seg *n = g->next;
+		seg_free(g);
+		g = n;
+	}
 	return NULL;
 }
 
 /* Deep recursion in the program is deep recursion in the skeleton: run
  * each stream on a thread with a large stack. */
-static int run_job(job *j)
+static void start_job(stream *s)
 {
 	pthread_attr_t at;
-	pthread_t th;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, (size_t)1 << 30);
-	if (pthread_create(&th, &at, replay_stream, j) != 0) {
-		replay_stream(j);
-		return j->how;
+	if (pthread_create(&s->th, &at, replay_stream, s) != 0) {
+		fprintf(stderr, "skel: replay: cannot start a thread\n");
+		exit(2);
 	}
-	pthread_join(th, NULL);
+	s->has_th = true;
 	pthread_attr_destroy(&at);
-	return j->how;
+}
+
+static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
+{
+	stream *s = calloc(1, sizeof *s);
+	if (!s || !(s->buf = malloc(BUFSZ))) {
+		fprintf(stderr, "skel: replay: out of memory\n");
+		exit(2);
+	}
+	s->thread = thread;
+	s->t.thread = thread;
+	s->t.bias = bias;
+	s->t.sink = s;
+	s->t.count_only = format == F_COUNT && !stats;
+	s->t.crash_pc = UINT64_MAX;
+	s->f = out;
+	s->spill = spill;
+	return s;
+}
+
+static void stream_free(stream *s)
+{
+	free(s->lines.a);
+	free(s->pages.a);
+	free(s->buf);
+	free(s);
 }
 
 static void hex_id(const vt_header *h, char *out)
@@ -134,24 +466,63 @@ static void hex_id(const vt_header *h, char *out)
 	out[2 * (h->id_len < SKEL_ID_MAX ? h->id_len : SKEL_ID_MAX)] = 0;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------- the results */
+
+typedef struct totals {
+	uint64_t count[2], bytes[2];
+	hset lines, pages;
+} totals;
+
+static void report_thread(FILE *f, stream *s, totals *tot)
 {
-	const char *values = NULL, *format = "text";
-	bool quiet = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out_path = argv[++i];
-		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
-			format = argv[++i];
-		else if (!strcmp(argv[i], "--quiet"))
-			quiet = true;
-		else
-			values = argv[i];
+	sk_thread *t = &s->t;
+	for (int k = 0; k < 2; k++) {
+		tot->count[k] += t->count[k];
+		tot->bytes[k] += t->bytes[k];
 	}
-	if (!values || (strcmp(format, "text") && strcmp(format, "count"))) {
-		fprintf(stderr, "usage: replayer VALUES [-o TRACE] [--format text|count]\n");
-		return 2;
+	if (format == F_COUNT)
+		fprintf(f, "thread %u: %" PRIu64 " reads (%" PRIu64 " bytes), %" PRIu64
+			" writes (%" PRIu64 " bytes), %" PRIu64 " values\n", s->thread,
+			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->nvalues);
+	if (stats) {
+		fprintf(stderr, "skel: stats: thread %u: %" PRIu64 " accesses, %" PRIu64
+			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "
+			"cache lines (64 B), %zu pages (4 KiB)\n", s->thread, t->count[0] + t->count[1],
+			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->lines.n, s->pages.n);
+		for (size_t i = 0; i < s->lines.cap; i++)
+			if (s->lines.a[i])
+				hset_add(&tot->lines, s->lines.a[i] - 1);
+		for (size_t i = 0; i < s->pages.cap; i++)
+			if (s->pages.a[i])
+				hset_add(&tot->pages, s->pages.a[i] - 1);
 	}
+}
+
+static void report_total(FILE *f, totals *tot)
+{
+	if (format == F_COUNT)
+		fprintf(f, "total: %" PRIu64 " accesses, %" PRIu64 " reads, %" PRIu64
+			" writes, %" PRIu64 " bytes\n", tot->count[0] + tot->count[1], tot->count[0],
+			tot->count[1], tot->bytes[0] + tot->bytes[1]);
+	if (stats)
+		fprintf(stderr, "skel: stats: total: %" PRIu64 " accesses, %" PRIu64 " bytes read, %"
+			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
+			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
+			tot->pages.n);
+	free(tot->lines.a);
+	free(tot->pages.a);
+}
+
+static void begin_output(FILE *f)
+{
+	if (format == F_CSV)
+		fputs("thread,pc,kind,size,addr\n", f);
+}
+
+/* ------------------------------------------------------------ offline */
+
+static int replay_file(const char *values, FILE *out, bool quiet)
+{
 	char err[FMT_ERR_LEN];
 	vt_streams st;
 	if (vtrace_load_streams(values, &st, err) < 0) {
@@ -161,6 +532,7 @@ int main(int argc, char **argv)
 	vtrace vt;
 	if (vtrace_open(&vt, values, err) < 0) {
 		fprintf(stderr, "skel: %s: %s\n", values, err);
+		vtrace_streams_free(&st);
 		return 2;
 	}
 	char id[2 * SKEL_ID_MAX + 1];
@@ -170,52 +542,37 @@ int main(int argc, char **argv)
 	if (strcmp(id, sk_binary_id)) {
 		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
 			values, id, sk_binary_id);
+		vtrace_streams_free(&st);
 		return 2;
 	}
-
-	static sink s;
-	s.f = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-	if (!s.f) {
-		fprintf(stderr, "skel: %s: cannot write\n", out_path);
-		return 2;
-	}
-	bool count = !strcmp(format, "count");
-	uint64_t total[2] = { 0, 0 }, bytes[2] = { 0, 0 };
 	int rc = 0;
+	totals tot = { { 0, 0 }, { 0, 0 }, { 0 }, { 0 } };
+	begin_output(out);
 	for (size_t k = 0; k < st.n; k++) {
 		vt_stream *vs = &st.s[k];
-		job j = { .s = &s };
-		j.t.w = j.t.begin = vs->values;
-		j.t.end = vs->values + vs->nvalues;
-		j.t.bias = bias;
-		j.t.sink = &s;
-		j.t.count_only = count;
-		j.t.thread = vs->thread;
-		j.t.crash_pc = vs->crashed && vs->crash.pc ? vs->crash.pc : UINT64_MAX;
-		if (!count) {
-			int n = snprintf(s.buf + s.n, 128, "# thread %u start 0x%" PRIx64 "\n",
-					 vs->thread, vs->start.start);
-			s.n += (size_t)n;
-		}
-		if (run_job(&j) == 2)
+		stream *s = stream_new(vs->thread, bias, out, false);
+		s->start = vs->start;
+		s->nvalues = vs->nvalues;
+		s->finished = true;
+		s->crashed = vs->crashed;
+		s->crash = vs->crash;
+		s->t.crash_pc = vs->crashed && vs->crash.pc ? vs->crash.pc : UINT64_MAX;
+		seg *g = calloc(1, sizeof *g);
+		g->w = vs->values;
+		g->n = vs->nvalues;
+		s->cur = g;
+		s->t.w = s->t.begin = vs->values;
+		s->t.end = vs->values + vs->nvalues;
+		fflush(out);
+		sink_begin(s);
+		start_job(s);
+		pthread_join(s->th, NULL);
+		if (s->how == 2)
 			rc = 3;
-		total[0] += j.t.count[0];
-		total[1] += j.t.count[1];
-		bytes[0] += j.t.bytes[0];
-		bytes[1] += j.t.bytes[1];
-		if (count)
-			fprintf(s.f, "thread %u: %" PRIu64 " reads (%" PRIu64 " bytes), %" PRIu64
-				" writes (%" PRIu64 " bytes), %zu values\n", vs->thread,
-				j.t.count[0], j.t.bytes[0], j.t.count[1], j.t.bytes[1], vs->nvalues);
-		sink_flush(&s);
+		report_thread(out, s, &tot);
+		stream_free(s);
 	}
-	if (count)
-		fprintf(s.f, "total: %" PRIu64 " accesses, %" PRIu64 " reads, %" PRIu64
-			" writes, %" PRIu64 " bytes\n", total[0] + total[1], total[0], total[1],
-			bytes[0] + bytes[1]);
-	sink_flush(&s);
-	if (s.f != stdout)
-		fclose(s.f);
+	report_total(out, &tot);
 	if (st.error[0]) {
 		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", values, st.error);
 		if (!rc)
@@ -229,5 +586,279 @@ int main(int argc, char **argv)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 	vtrace_streams_free(&st);
+	return rc;
+}
+
+/* ------------------------------------------------------------- online */
+
+static int in_fd;
+static uint64_t in_off;
+
+/* Reads n bytes; returns how many arrived before the end of the input. */
+static size_t read_full(void *p, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(in_fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	in_off += got;
+	return got;
+}
+
+/* After an error: keep reading so that the program never blocks on (or
+ * dies of) a pipe nobody reads. */
+static void drain(void)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t r = read(in_fd, buf, sizeof buf);
+		if (r == 0 || (r < 0 && errno != EINTR))
+			break;
+	}
+}
+
+typedef struct streams {
+	stream **a;
+	size_t n, cap;
+} streams;
+
+static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out,
+			   const vt_thread_start *start)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->a[i]->thread == thread)
+			return v->a[i];
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 16;
+		v->a = realloc(v->a, v->cap * sizeof *v->a);
+	}
+	bool spill = v->n > 0;
+	FILE *f = spill ? tmpfile() : out;
+	if (!f) {
+		fprintf(stderr, "skel: replay: cannot create a temporary file: %s\n", strerror(errno));
+		exit(2);
+	}
+	stream *s = stream_new(thread, bias, f, spill);
+	if (start)
+		s->start = *start;
+	v->a[v->n++] = s;
+	sink_begin(s);
+	start_job(s);
+	return s;
+}
+
+static int replay_fd(FILE *out, bool quiet)
+{
+	const char *what = "value stream";
+	char err[FMT_ERR_LEN] = "";
+	vt_header h;
+	size_t got = read_full(&h, sizeof h);
+	if (got == 0) {
+		fprintf(stderr, "skel: %s: no values arrived (the program did not run under the "
+			"recorder)\n", what);
+		return 2;
+	}
+	vtrace vt;
+	if (got < sizeof h || vtrace_open_mem(&vt, &h, sizeof h, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", what, err[0] ? err : "truncated header");
+		drain();
+		return 2;
+	}
+	char id[2 * SKEL_ID_MAX + 1];
+	hex_id(&h, id);
+	if (strcmp(id, sk_binary_id)) {
+		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
+			what, id, sk_binary_id);
+		drain();
+		return 2;
+	}
+	uint64_t bias = h.image_base;
+	streams v = { 0 };
+	bool complete = false;
+	begin_output(out);
+	fflush(out);
+	for (;;) {
+		vt_chunk_header c;
+		uint64_t off = in_off;
+		got = read_full(&c, sizeof c);
+		if (got == 0)
+			break;
+		if (got < sizeof c) {
+			snprintf(err, sizeof err, "truncated chunk at offset %" PRIu64, off);
+			break;
+		}
+		if (c.magic != VT_CHUNK_MAGIC) {
+			snprintf(err, sizeof err, "bad chunk magic at offset %" PRIu64, off);
+			break;
+		}
+		size_t want = c.type == VT_THREAD_START || c.type == VT_END ? 24
+			: c.type == VT_CRASH ? 16 : c.type == VT_THREAD_END ? 8 : 0;
+		if ((want && c.payload_bytes != want) || c.type < VT_THREAD_START ||
+		    c.type > VT_CRASH || c.payload_bytes > ((uint64_t)1 << 30) ||
+		    (c.type == VT_VALUES && c.payload_bytes % 8)) {
+			snprintf(err, sizeof err, "bad chunk at offset %" PRIu64 ": type %u, %" PRIu64
+				 " payload bytes", off, c.type, c.payload_bytes);
+			break;
+		}
+		void *p = malloc(c.payload_bytes ? c.payload_bytes : 1);
+		if (!p) {
+			snprintf(err, sizeof err, "out of memory at offset %" PRIu64, off);
+			break;
+		}
+		if (read_full(p, c.payload_bytes) < c.payload_bytes) {
+			snprintf(err, sizeof err, "truncated chunk at offset %" PRIu64
+				 " (payload of %" PRIu64 " bytes)", off, c.payload_bytes);
+			free(p);
+			break;
+		}
+		if (c.type == VT_TRAMPOLINE_MAP || c.type == VT_END) {
+			complete |= c.type == VT_END;
+			free(p);
+			continue;
+		}
+		stream *s = find_stream(&v, c.thread, bias, out,
+					c.type == VT_THREAD_START ? p : NULL);
+		if (c.type != VT_VALUES || !c.payload_bytes) {
+			pthread_mutex_lock(&mu);
+			if (c.type == VT_THREAD_START)
+				s->start = *(vt_thread_start *)p;
+			if (c.type == VT_THREAD_END)
+				s->finished = true;
+			if (c.type == VT_CRASH) {
+				s->crashed = true;
+				memcpy(&s->crash, p, sizeof s->crash);
+				s->finished = true;
+				if (s->crash.pc)
+					__atomic_store_n(&s->t.crash_pc, s->crash.pc, __ATOMIC_RELAXED);
+			}
+			pthread_cond_broadcast(&more);
+			pthread_mutex_unlock(&mu);
+			free(p);
+			continue;
+		}
+		seg *g = malloc(sizeof *g);
+		g->next = NULL;
+		g->w = p;
+		g->n = c.payload_bytes / 8;
+		g->owned = p;
+		pthread_mutex_lock(&mu);
+		s->nvalues += g->n;
+		if (s->dead || s->finished) {
+			pthread_mutex_unlock(&mu);
+			free(p);
+			free(g);
+			continue;
+		}
+		while (pending > PENDING_MAX && !s->dead)
+			pthread_cond_wait(&space, &mu);
+		pending += g->n * 8;
+		if (s->qt)
+			s->qt->next = g;
+		else
+			s->qh = g;
+		s->qt = g;
+		pthread_cond_broadcast(&more);
+		pthread_mutex_unlock(&mu);
+	}
+	if (err[0])
+		drain();
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < v.n; i++)
+		v.a[i]->finished = true;
+	pthread_cond_broadcast(&more);
+	pthread_mutex_unlock(&mu);
+
+	int rc = 0;
+	totals tot = { { 0, 0 }, { 0, 0 }, { 0 }, { 0 } };
+	for (size_t i = 0; i < v.n; i++) {
+		stream *s = v.a[i];
+		pthread_join(s->th, NULL);
+		if (s->how == 2)
+			rc = 3;
+	}
+	for (size_t i = 0; i < v.n; i++) {
+		stream *s = v.a[i];
+		if (s->spill) {
+			char buf[65536];
+			size_t n;
+			rewind(s->f);
+			while ((n = fread(buf, 1, sizeof buf, s->f)) > 0)
+				if (fwrite(buf, 1, n, out) != n) {
+					fprintf(stderr, "skel: %s: write error\n", out_path);
+					exit(2);
+				}
+			fclose(s->f);
+		}
+		report_thread(out, s, &tot);
+	}
+	report_total(out, &tot);
+	if (err[0]) {
+		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", what, err);
+		if (!rc)
+			rc = 4;
+	} else if (!complete && !quiet) {
+		fprintf(stderr, "skel: %s: the run did not exit cleanly (crash or kill); "
+			"the trace of what it did was replayed\n", what);
+	}
+	for (size_t i = 0; i < v.n && !quiet; i++)
+		if (v.a[i]->crashed)
+			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
+				what, v.a[i]->thread, v.a[i]->crash.signal, v.a[i]->crash.pc);
+	for (size_t i = 0; i < v.n; i++)
+		stream_free(v.a[i]);
+	free(v.a);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *values = NULL, *fmt = "text";
+	bool quiet = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out_path = argv[++i];
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			fmt = argv[++i];
+		else if (!strcmp(argv[i], "--fd") && i + 1 < argc) {
+			online = true;
+			in_fd = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--quiet"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--stats"))
+			stats = true;
+		else
+			values = argv[i];
+	}
+	int f = -1;
+	for (int k = 0; k < (int)(sizeof fmt_names / sizeof *fmt_names); k++)
+		if (!strcmp(fmt, fmt_names[k]))
+			f = k;
+	if ((!values && !online) || f < 0) {
+		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
+			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet]\n");
+		return 2;
+	}
+	format = (enum fmt)f;
+	static const writer_fn writers[] = { w_text, w_bin, w_lackey, w_din, w_csv, w_none };
+	writer = writers[format];
+	FILE *out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "skel: %s: cannot write\n", out_path);
+		if (online)
+			drain();
+		return 2;
+	}
+	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
+	if (fflush(out) != 0) {
+		fprintf(stderr, "skel: %s: write error\n", out_path);
+		rc = 2;
+	}
+	if (out != stdout)
+		fclose(out);
 	return rc;
 }

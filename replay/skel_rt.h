@@ -35,14 +35,20 @@ struct sk_thread {
 	uint64_t crash_pc;          /* link-time pc the thread died at, or ~0 */
 };
 
-/* Out of words: the program stopped here (exit, crash or kill).  Does not
- * return: unwinds to the replayer. */
+/* Out of words (sk_in's slow path).  Online (skel run) the replayer waits
+ * for the next words, points t->w/t->end at them and returns the first
+ * (consumed).  When there are none and never will be (the program stopped
+ * here: exit, crash or kill), it does not return: unwinds to the replayer. */
 uint64_t sk_end_of_stream(sk_thread *t);
+/* The same for sk_peek: returns the next word without consuming it. */
+uint64_t sk_peek_more(sk_thread *t);
 /* A word that is not the one the skeleton expects: the stream and the
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
-/* The thread died at this instruction: its access did not happen. */
+/* The thread may have died at this instruction (no words left, pc is the
+ * crash pc): if so its access did not happen and this does not return;
+ * online, when more words turn out to follow, it returns. */
 void sk_crashed(sk_thread *t);
 void sk_dispatch(sk_thread *t, uint64_t word);
 
@@ -53,7 +59,7 @@ static inline uint64_t sk_in(sk_thread *t)
 
 static inline uint64_t sk_peek(sk_thread *t)
 {
-	return t->w < t->end ? *t->w : sk_end_of_stream(t);
+	return t->w < t->end ? *t->w : sk_peek_more(t);
 }
 
 static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)

@@ -1,0 +1,254 @@
+/* online.c — skel run and skel trace: the program and its skeleton in
+ * parallel.
+ *
+ * The recorder writes its value trace into a FIFO (private directory in
+ * /tmp) instead of a file; the replayer (replay/replayer.c --fd) reads the
+ * chunks as they come and runs each thread's skeleton on them.  skel run
+ * opens both ends of the FIFO itself before starting anything: the read
+ * end goes to the replayer, so the recorder's open never blocks; the write
+ * end stays here until the program is gone, so the replayer never sees an
+ * end of file before the program started, and does see one when it ended
+ * (even if it never opened the FIFO).  Back-pressure is the pipe's: a
+ * recorder that gets ahead blocks in write.  The replayer always reads to
+ * the end, so the program never dies of SIGPIPE because of the replay. */
+#include "driver/run.h"
+#include "analyzer/analyzer.h"
+#include "analyzer/util.h"
+#include "skelgen/skelgen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int fail(const char *file, const char *msg)
+{
+	fprintf(stderr, "skel: %s: %s\n", file, msg);
+	return 1;
+}
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
+	return 2;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs APP under the recorder with SKEL's replayer reading along.  Returns
+ * the exit status for skel: the program's; if the program exited 0 but the
+ * replay failed, the replayer's. */
+static int online_run(const char *skel, const char *out, const char *format, bool stats,
+		      char **app)
+{
+	char *bin = compile_skeleton(skel);
+	if (!bin)
+		return 1;
+	char dir[] = "/tmp/skel-run-XXXXXX";
+	if (!mkdtemp(dir)) {
+		free(bin);
+		return fail("/tmp", strerror(errno));
+	}
+	char fifo[sizeof dir + 16];
+	snprintf(fifo, sizeof fifo, "%s/values", dir);
+	int rfd = -1, wfd = -1;
+	if (mkfifo(fifo, 0600) < 0 ||
+	    (rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+	    (wfd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		fail(fifo, strerror(errno));
+		if (rfd >= 0)
+			close(rfd);
+		unlink(fifo);
+		rmdir(dir);
+		free(bin);
+		return 1;
+	}
+	fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) & ~O_NONBLOCK);
+	fcntl(wfd, F_SETFL, fcntl(wfd, F_GETFL) & ~O_NONBLOCK);
+#ifdef F_SETPIPE_SZ
+	fcntl(rfd, F_SETPIPE_SZ, 1 << 20);	/* fewer switches; fails harmlessly */
+#endif
+	pid_t rpid = fork();
+	if (rpid == 0) {
+		if (rfd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(rfd, 3) < 0)
+			_exit(2);
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		char *av[] = { bin, "--fd", "3", "-o", (char *)out, "--format", (char *)format,
+			       "--quiet", stats ? "--stats" : NULL, NULL };
+		execv(bin, av);
+		fprintf(stderr, "skel: %s: %s\n", bin, strerror(errno));
+		_exit(2);
+	}
+	close(rfd);
+	if (rpid < 0) {
+		close(wfd);
+		unlink(fifo);
+		rmdir(dir);
+		free(bin);
+		return fail("fork", strerror(errno));
+	}
+	char patch_path[PATH_MAX];
+	/* the program's stdin, stdout and stderr are ours; while it runs, a
+	 * terminal's ^C reaches it (and the replayer) directly */
+	pid_t pid = record_start(skel, fifo, app, NULL, patch_path);
+	if (pid < 0)	/* nothing will come: the replayer need not say so */
+		kill(rpid, SIGTERM);
+	int prc = pid < 0 ? -1 : wait_status(pid);
+	if (pid >= 0)
+		unlink(patch_path);
+	close(wfd);
+	unlink(fifo);
+	rmdir(dir);
+	if (prc >= 128)
+		fprintf(stderr, "skel: %s: killed by signal %d; the trace of what it did follows "
+			"(replay draining)\n", app[0], prc - 128);
+	int rrc = wait_status(rpid);
+	free(bin);
+	if (prc < 0)
+		return 1;
+	if (rrc != 0 && prc >= 0)
+		fprintf(stderr, "skel: run: the replay failed (status %d)\n", rrc);
+	return prc == 0 && rrc != 0 ? rrc : prc;
+}
+
+/* "SKEL [-o TRACE] [--format F] [--stats] -- APP ARGS": the options before
+ * "--"; *skel stays NULL when none is given (skel trace). */
+static int parse(int argc, char **argv, bool want_skel, const char **skel, const char **out,
+		 const char **format, bool *stats, char ***app)
+{
+	int i;
+	*app = NULL;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			if (i + 1 < argc)
+				*app = argv + i + 1;
+			break;
+		}
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			*out = argv[++i];
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			*format = argv[++i];
+		else if (!strcmp(argv[i], "--stats"))
+			*stats = true;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("unknown option"), -1;
+		else if (want_skel && !*skel)
+			*skel = argv[i];
+		else
+			return usage_error("too many arguments before --"), -1;
+	}
+	if (!trace_format_ok(*format))
+		return usage_error("--format must be text, bin, lackey, din, csv or count"), -1;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *skel = NULL, *out = "-", *format = "text";
+	bool stats = false;
+	char **app;
+	if (parse(argc, argv, true, &skel, &out, &format, &stats, &app) < 0)
+		return 2;
+	if (!skel || !app)
+		return usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
+				   "-- APP [ARGS...]");
+	return online_run(skel, out, format, stats, app);
+}
+
+/* The cache: $XDG_CACHE_HOME/skel, else ~/.cache/skel. */
+static void cache_path(char *out, size_t n, const char *name)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h = getenv("HOME");
+	char dir[PATH_MAX];
+	if (x && *x)
+		snprintf(dir, sizeof dir, "%s/skel", x);
+	else
+		snprintf(dir, sizeof dir, "%s/.cache/skel", h && *h ? h : "/tmp");
+	for (char *p = dir + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	mkdir(dir, 0755);
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+/* The skeleton of APP, from the cache or generated into it: <id>.c, made
+ * again when this skel executable is newer than the cached file. */
+static int cached_skeleton(const char *app, char *path, size_t n)
+{
+	binary b;
+	char err[ERR_LEN];
+	if (elf_open(&b, app, err) < 0)
+		return fail(app, err);
+	char name[200];
+	snprintf(name, sizeof name, "%s.c", b.id_hex);
+	elf_close(&b);
+	cache_path(path, n, name);
+	struct stat cs, ss;
+	if (stat(path, &cs) == 0 &&
+	    (stat("/proc/self/exe", &ss) < 0 || ss.st_mtime <= cs.st_mtime))
+		return 0;
+	program p;
+	if (program_load(&p, app, err) < 0)
+		return fail(app, err);
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		program_free(&p);
+		return fail(tmp, strerror(errno));
+	}
+	skel_opts o = { 0 };
+	o.app = app;
+	patch pt;
+	skel_stats st;
+	int rc = skel_generate(f, &p, &o, &pt, &st, err);
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -1;
+		snprintf(err, sizeof err, "%s: write error", tmp);
+	}
+	patch_free(&pt);
+	program_free(&p);
+	if (rc < 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return fail(app, rc < 0 ? err : strerror(errno));
+	}
+	fprintf(stderr, "skel: trace: skeleton of %s generated: %u routines, %" PRIu64
+		" probes, cached as %s\n", app, st.routines, st.probes, path);
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	const char *skel = NULL, *out = "-", *format = "text";
+	bool stats = false;
+	char **app;
+	if (parse(argc, argv, false, &skel, &out, &format, &stats, &app) < 0)
+		return 2;
+	if (!app)
+		return usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
+				   "-- APP [ARGS...]");
+	char path[PATH_MAX];
+	if (cached_skeleton(app[0], path, sizeof path))
+		return 1;
+	return online_run(path, out, format, stats, app);
+}
