@@ -17,10 +17,15 @@ echo "== 3. Generate the skeleton, record the few values it needs, replay the tr
 run ./skel gen "$app" -o "$tmp/matmul_skel.c"
 run ./skel record "$tmp/matmul_skel.c" -o "$tmp/matmul.vals" -- "$app" 40
 run ./skel replay "$tmp/matmul_skel.c" "$tmp/matmul.vals" -o "$tmp/trace.txt"
-echo "first lines of the trace (PC R|W SIZE ADDR):"
-grep -v '^#' "$tmp/trace.txt" | sed -n '2000,2008p'
+echo "the trace, PC R|W SIZE ADDR (accesses 2000-2005):"
+grep -v '^#' "$tmp/trace.txt" | sed -n '2000,2005p'
 run ./skel replay "$tmp/matmul_skel.c" "$tmp/matmul.vals" --format count
 echo "value trace: $(stat -c %s "$tmp/matmul.vals") bytes for $(grep -vc '^#' "$tmp/trace.txt") accesses"
 echo
-echo "== 4. Proof: the same run under valgrind lackey, compared access by access"
+echo "== 4. All in one step, online (program and skeleton in parallel), with the summary"
+run ./skel trace -o "$tmp/t2.txt" --stats -- "$app" 40
+echo "accesses 20000-20005 of the trace (inside matmul's loop nest):"
+grep -v '^#' "$tmp/t2.txt" | sed -n '20000,20005p'
+echo
+echo "== 5. Proof: the same run under valgrind lackey, compared access by access"
 run ./skel check "$tmp/matmul_skel.c" -- "$app" 40
