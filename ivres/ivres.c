@@ -539,6 +539,7 @@ void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags)
 	classify_branches(a, &need);
 	select_probes(a, &need);
 	addrmap_free(&need.m);
+	iv_affine(a);
 }
 
 void iv_free(analysis *a)

@@ -39,6 +39,7 @@ typedef struct access_info {
 	expr *addr;         /* NULL: direct (the address is recorded) */
 	int32_t cls;        /* BID class, -1 when direct */
 	int64_t off;        /* offset from the class base */
+	uint8_t affine;     /* enum iv_aff (affine.c) */
 } access_info;
 
 typedef struct bid_class {
@@ -107,5 +108,35 @@ void iv_free(analysis *a);
 /* Text report (skel analyze) and JSON (skel analyze --json). */
 void iv_print(FILE *f, const analysis *a);
 void iv_print_json(FILE *f, const analysis *a, bool first);
+
+/* ------------------------------------------- affine forms (affine.c) */
+
+#include <isl/aff.h>
+
+/* How an access address depends on the counters of its loop nest. */
+enum iv_aff {
+	IV_AFF_NONE,     /* direct, or not affine in the counters */
+	IV_AFF_SYMBOLIC, /* Σ invariant·I + invariant with a symbolic
+	                    coefficient (n·I): affine for the skeleton, not
+	                    an isl_aff */
+	IV_AFF_ISL,      /* an isl_aff: constant coefficients over counters
+	                    and leaves (zero/sign extensions as mod) */
+};
+
+/* The space of affine forms in loop l's nest: counters I<k> of l and its
+ * ancestors as set dimensions, outermost first (none when l < 0), the
+ * leaves of es[0..n) as parameters named after ssa_value_name ("rsi_6",
+ * "bias").  outer_params: only I<l> is a set dimension; the ancestors'
+ * counters that occur in es become parameters. */
+isl_space *iv_aff_space(const analysis *a, isl_ctx *ctx, int32_t l, bool outer_params,
+			const expr *const *es, unsigned n);
+/* e as an isl_aff over `space` (from iv_aff_space), exactly: the integer
+ * it denotes is congruent to the machine value mod 2^64.  NULL when e is
+ * not affine with constant coefficients (a product of two non-constants
+ * that does not cancel) or names a counter or leaf missing from space. */
+isl_aff *iv_expr_to_aff(const analysis *a, __isl_keep isl_space *space, const expr *e);
+/* Fills acc[].affine and, for loops whose single exit test is affine in
+ * the counter, loops[].trip.  Run by iv_analyze. */
+void iv_affine(analysis *a);
 
 #endif

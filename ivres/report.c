@@ -108,12 +108,18 @@ void iv_print_json(FILE *f, const analysis *a, bool first)
 	json_str(f, r->name);
 	fprintf(f, ",\"start\":\"0x%" PRIx64 "\",\"modeled\":%s,\"loops\":[", r->start,
 		a->modeled ? "true" : "false");
-	for (uint32_t l = 0; l < r->nloops; l++)
+	for (uint32_t l = 0; l < r->nloops; l++) {
 		fprintf(f, "%s{\"header\":\"0x%" PRIx64 "\",\"depth\":%u,\"parent\":%d,"
-			"\"irreducible\":%s,\"ivs\":%u}", l ? "," : "",
+			"\"irreducible\":%s,\"ivs\":%u,\"trip\":", l ? "," : "",
 			r->blocks[r->loops[l].header].start, r->loops[l].depth,
 			r->loops[l].parent, r->loops[l].irreducible ? "true" : "false",
 			a->loops[l].niv);
+		if (a->loops[l].trip)
+			json_str(f, a->loops[l].trip);
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
 	fputs("],\"accesses\":[", f);
 	for (uint32_t i = 0; i < a->nacc; i++) {
 		const access_info *x = &a->acc[i];

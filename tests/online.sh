@@ -36,7 +36,17 @@ pair() { # app skel
 		bad "run $1 exited $?: $(head -3 "$tmp/err")"
 	[ -s "$tmp/on.txt" ] || bad "run $1: empty trace"
 	cmp -s "$tmp/out.off" "$tmp/out.on" || bad "run $1: program output differs"
-	cmp -s "$tmp/off.txt" "$tmp/on.txt"
+	cmp -s "$tmp/off.txt" "$tmp/on.txt" && return 0
+	# several threads: which thread gets which stack, and the numbering,
+	# follow the scheduler; the main thread's trace must be the same and
+	# the other threads' must have the same lengths
+	[ "$(grep -c '^# thread' "$tmp/off.txt")" -gt 1 ] || return 1
+	for f in off on; do
+		awk '/^# thread/ { n++; next } n == 1' "$tmp/$f.txt" >"$tmp/$f.main"
+		awk '/^# thread/ { if (c) print c; n++; c = 0; next } n > 1 { c++ } END { if (c) print c }' \
+			"$tmp/$f.txt" | sort -n >"$tmp/$f.lens"
+	done
+	cmp -s "$tmp/off.main" "$tmp/on.main" && cmp -s "$tmp/off.lens" "$tmp/on.lens"
 }
 n=0
 for app in build/samples/*-O2-pie; do
