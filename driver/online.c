@@ -28,18 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int fail(const char *file, const char *msg)
-{
-	fprintf(stderr, "skel: %s: %s\n", file, msg);
-	return 1;
-}
-
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
-	return 2;
-}
-
 static int wait_status(pid_t pid)
 {
 	int st;
@@ -61,7 +49,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 	char dir[] = "/tmp/skel-run-XXXXXX";
 	if (!mkdtemp(dir)) {
 		free(bin);
-		return fail("/tmp", strerror(errno));
+		return skel_fail("/tmp", strerror(errno));
 	}
 	char fifo[sizeof dir + 16];
 	snprintf(fifo, sizeof fifo, "%s/values", dir);
@@ -69,7 +57,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 	if (mkfifo(fifo, 0600) < 0 ||
 	    (rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
 	    (wfd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-		fail(fifo, strerror(errno));
+		skel_fail(fifo, strerror(errno));
 		if (rfd >= 0)
 			close(rfd);
 		unlink(fifo);
@@ -101,7 +89,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 		unlink(fifo);
 		rmdir(dir);
 		free(bin);
-		return fail("fork", strerror(errno));
+		return skel_fail("fork", strerror(errno));
 	}
 	char patch_path[PATH_MAX];
 	/* the program's stdin, stdout and stderr are ours; while it runs, a
@@ -147,14 +135,14 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 		else if (!strcmp(argv[i], "--stats"))
 			*stats = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("unknown option"), -1;
+			return skel_usage_error("unknown option"), -1;
 		else if (want_skel && !*skel)
 			*skel = argv[i];
 		else
-			return usage_error("too many arguments before --"), -1;
+			return skel_usage_error("too many arguments before --"), -1;
 	}
 	if (!trace_format_ok(*format))
-		return usage_error("--format must be text, bin, lackey, din, csv or count"), -1;
+		return skel_usage_error("--format must be text, bin, lackey, din, csv or count"), -1;
 	return 0;
 }
 
@@ -166,7 +154,7 @@ int cmd_run(int argc, char **argv)
 	if (parse(argc, argv, true, &skel, &out, &format, &stats, &app) < 0)
 		return 2;
 	if (!skel || !app)
-		return usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
+		return skel_usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
 	return online_run(skel, out, format, stats, app);
 }
@@ -198,7 +186,7 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 	binary b;
 	char err[ERR_LEN];
 	if (elf_open(&b, app, err) < 0)
-		return fail(app, err);
+		return skel_fail(app, err);
 	char name[200];
 	snprintf(name, sizeof name, "%s.c", b.id_hex);
 	elf_close(&b);
@@ -209,13 +197,13 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 		return 0;
 	program p;
 	if (program_load(&p, app, err) < 0)
-		return fail(app, err);
+		return skel_fail(app, err);
 	char tmp[PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		program_free(&p);
-		return fail(tmp, strerror(errno));
+		return skel_fail(tmp, strerror(errno));
 	}
 	skel_opts o = { 0 };
 	o.app = app;
@@ -230,7 +218,7 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 	program_free(&p);
 	if (rc < 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
-		return fail(app, rc < 0 ? err : strerror(errno));
+		return skel_fail(app, rc < 0 ? err : strerror(errno));
 	}
 	fprintf(stderr, "skel: trace: skeleton of %s generated: %u routines, %" PRIu64
 		" probes, cached as %s\n", app, st.routines, st.probes, path);
@@ -245,7 +233,7 @@ int cmd_trace(int argc, char **argv)
 	if (parse(argc, argv, false, &skel, &out, &format, &stats, &app) < 0)
 		return 2;
 	if (!app)
-		return usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
+		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
 	char path[PATH_MAX];
 	if (cached_skeleton(app[0], path, sizeof path))

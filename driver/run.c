@@ -16,13 +16,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int fail(const char *file, const char *msg)
+/* "skel: FILE: what is wrong" on stderr; returns the exit status 1. */
+int skel_fail(const char *file, const char *msg)
 {
 	fprintf(stderr, "skel: %s: %s\n", file, msg);
 	return 1;
 }
 
-static int usage_error(const char *msg)
+/* A usage mistake: the message and a pointer to --help; exit status 2. */
+int skel_usage_error(const char *msg)
 {
 	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
 	return 2;
@@ -145,12 +147,12 @@ char *compile_skeleton(const char *skel_path)
 	size_t len;
 	char *text = read_text(skel_path, &len);
 	if (!text) {
-		fail(skel_path, strerror(errno));
+		skel_fail(skel_path, strerror(errno));
 		return NULL;
 	}
 	char id[160];
 	if (skeleton_binary_id(skel_path, text, id, sizeof id) < 0) {
-		fail(skel_path, "not a skel skeleton (no sk_binary_id)");
+		skel_fail(skel_path, "not a skel skeleton (no sk_binary_id)");
 		free(text);
 		return NULL;
 	}
@@ -163,7 +165,7 @@ char *compile_skeleton(const char *skel_path)
 	size_t rlen;
 	char *rtext = read_text(rt, &rlen);
 	if (!rtext) {
-		fail(rt, "replay runtime not found (set SKEL_HOME to skel's source tree)");
+		skel_fail(rt, "replay runtime not found (set SKEL_HOME to skel's source tree)");
 		return NULL;
 	}
 	h = skel_fnv1a64(h, rtext, rlen);
@@ -193,7 +195,7 @@ char *compile_skeleton(const char *skel_path)
 			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
 	int rc = run_wait(argv, NULL);
 	if (rc != 0 || rename(tmp, out) != 0) {
-		fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
+		skel_fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
 		unlink(tmp);
 		free(out);
 		return NULL;
@@ -215,23 +217,23 @@ int cmd_gen(int argc, char **argv)
 		else if (!strcmp(argv[i], "--all-accesses"))
 			o.all_accesses = true;
 		else if (argv[i][0] == '-')
-			return usage_error("gen: unknown option");
+			return skel_usage_error("gen: unknown option");
 		else if (!app)
 			app = argv[i];
 		else
-			return usage_error("gen: too many arguments");
+			return skel_usage_error("gen: too many arguments");
 	}
 	if (!app)
-		return usage_error("gen: missing APP");
+		return skel_usage_error("gen: missing APP");
 	o.app = app;
 	program p;
 	char err[ERR_LEN];
 	if (program_load(&p, app, err) < 0)
-		return fail(app, err);
+		return skel_fail(app, err);
 	FILE *f = out ? fopen(out, "w") : stdout;
 	if (!f) {
 		program_free(&p);
-		return fail(out, strerror(errno));
+		return skel_fail(out, strerror(errno));
 	}
 	patch pt;
 	skel_stats st;
@@ -241,13 +243,13 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && patch_out) {
 		FILE *pf = fopen(patch_out, "w");
 		if (!pf)
-			rc = fail(patch_out, strerror(errno));
+			rc = skel_fail(patch_out, strerror(errno));
 		else {
 			patch_write(pf, &pt);
 			fclose(pf);
 		}
 	} else if (rc < 0) {
-		rc = fail(app, err);
+		rc = skel_fail(app, err);
 	}
 	if (rc == 0)
 		fprintf(stderr, "skel: gen: %u routines, %" PRIu64 " memory instructions, %" PRIu64
@@ -270,11 +272,11 @@ static int check_identity(const char *skel_path, const char *text, const char *a
 {
 	char want[160];
 	if (skeleton_binary_id(skel_path, text, want, sizeof want) < 0)
-		return fail(skel_path, "not a skel skeleton (no sk_binary_id)");
+		return skel_fail(skel_path, "not a skel skeleton (no sk_binary_id)");
 	binary b;
 	char err[ERR_LEN];
 	if (elf_open(&b, app, err) < 0)
-		return fail(app, err);
+		return skel_fail(app, err);
 	int rc = 0;
 	if (strcmp(b.id_hex, want)) {
 		char msg[ERR_LEN + 200];
@@ -307,7 +309,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 	size_t len;
 	char *text = read_text(skel_path, &len);
 	if (!text) {
-		fail(skel_path, strerror(errno));
+		skel_fail(skel_path, strerror(errno));
 		return -1;
 	}
 	if (check_identity(skel_path, text, app_argv[0])) {
@@ -317,7 +319,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 	char *ptext = skel_extract_patch(text);
 	free(text);
 	if (!ptext) {
-		fail(skel_path, "no embedded patch (SKEL-PATCH-BEGIN missing)");
+		skel_fail(skel_path, "no embedded patch (SKEL-PATCH-BEGIN missing)");
 		return -1;
 	}
 	char *patch_path = patch_out;
@@ -325,7 +327,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 	int fd = mkstemp(patch_path);
 	if (fd < 0 || write(fd, ptext, strlen(ptext)) != (ssize_t)strlen(ptext)) {
 		free(ptext);
-		fail(patch_path, "cannot write the patch");
+		skel_fail(patch_path, "cannot write the patch");
 		return -1;
 	}
 	close(fd);
@@ -333,7 +335,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 	char lib[PATH_MAX];
 	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());
 	if (!exists(lib)) {
-		fail(lib, "recorder library not built (run make)");
+		skel_fail(lib, "recorder library not built (run make)");
 		unlink(patch_path);
 		return -1;
 	}
@@ -366,7 +368,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 		_exit(127);
 	}
 	if (pid < 0) {
-		fail(app_argv[0], strerror(errno));
+		skel_fail(app_argv[0], strerror(errno));
 		unlink(patch_path);
 	}
 	return pid;
@@ -394,14 +396,14 @@ int cmd_record(int argc, char **argv)
 		if (!strcmp(argv[i], "-o") && i + 1 < n)
 			out = argv[++i];
 		else if (argv[i][0] == '-')
-			return usage_error("record: unknown option");
+			return skel_usage_error("record: unknown option");
 		else if (!skel)
 			skel = argv[i];
 		else
-			return usage_error("record: too many arguments before --");
+			return skel_usage_error("record: too many arguments before --");
 	}
 	if (!skel || !out || !app)
-		return usage_error("record: usage: skel record SKEL -o VALUES -- APP [ARGS...]");
+		return skel_usage_error("record: usage: skel record SKEL -o VALUES -- APP [ARGS...]");
 	int rc = record_run(skel, out, app, NULL);
 	if (rc < 0)
 		return 1;
@@ -434,20 +436,20 @@ int cmd_replay(int argc, char **argv)
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("replay: unknown option");
+			return skel_usage_error("replay: unknown option");
 		else if (!skel)
 			skel = argv[i];
 		else if (!values)
 			values = argv[i];
 		else
-			return usage_error("replay: too many arguments");
+			return skel_usage_error("replay: too many arguments");
 	}
 	if (!skel || !values)
-		return usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats]");
+		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats]");
 	if (!trace_format_ok(format))
-		return usage_error("replay: --format must be text, bin, lackey, din, csv or count");
+		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (!exists(values))
-		return fail(values, strerror(ENOENT));
+		return skel_fail(values, strerror(ENOENT));
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		return 1;

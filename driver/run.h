@@ -15,6 +15,8 @@ int cmd_run(int argc, char **argv);	/* online.c */
 int cmd_trace(int argc, char **argv);	/* online.c */
 
 /* helpers shared by the commands (run.c) */
+int skel_fail(const char *file, const char *msg);
+int skel_usage_error(const char *msg);
 const char *skel_home(void);
 char *read_text(const char *path, size_t *len);
 int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len);

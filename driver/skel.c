@@ -64,18 +64,6 @@ static const char usage[] =
 "Scope: the main executable's code; accesses made inside shared libraries are\n"
 "not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
 
-static int fail(const char *file, const char *msg)
-{
-	fprintf(stderr, "skel: %s: %s\n", file, msg);
-	return 1;
-}
-
-static int usage_error(const char *msg)
-{
-	fprintf(stderr, "skel: %s\nTry 'skel --help'.\n", msg);
-	return 2;
-}
-
 typedef struct view_args {
 	const char *app, *func;
 	bool dot, json;
@@ -90,16 +78,16 @@ static int parse_view(int argc, char **argv, view_args *a)
 		else if (!strcmp(argv[i], "--json"))
 			a->json = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("unknown option"), -1;
+			return skel_usage_error("unknown option"), -1;
 		else if (!a->app)
 			a->app = argv[i];
 		else if (!a->func)
 			a->func = argv[i];
 		else
-			return usage_error("too many arguments"), -1;
+			return skel_usage_error("too many arguments"), -1;
 	}
 	if (!a->app)
-		return usage_error("missing APP"), -1;
+		return skel_usage_error("missing APP"), -1;
 	return 0;
 }
 
@@ -107,7 +95,7 @@ static int load(program *p, const char *path)
 {
 	char err[ERR_LEN];
 	if (program_load(p, path, err) < 0)
-		return fail(path, err);
+		return skel_fail(path, err);
 	return 0;
 }
 
@@ -169,7 +157,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 	if (parse_view(argc, argv, &a) < 0)
 		return 2;
 	if (a.dot && !a.func)
-		return usage_error("--dot needs FUNC");
+		return skel_usage_error("--dot needs FUNC");
 	if (load(&p, a.app))
 		return 1;
 	int rc = 0;
@@ -178,7 +166,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 		if (a.func && !r) {
 			char msg[ERR_LEN];
 			snprintf(msg, sizeof msg, "no routine named '%s'", a.func);
-			rc = fail(a.app, msg);
+			rc = skel_fail(a.app, msg);
 		} else {
 			analyze(&p, r, a.json);
 		}
@@ -187,7 +175,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 		if (!r) {
 			char msg[ERR_LEN];
 			snprintf(msg, sizeof msg, "no routine named '%s'", a.func);
-			rc = fail(a.app, msg);
+			rc = skel_fail(a.app, msg);
 		} else if (v == V_CFG) {
 			print_cfg(stdout, &p, r, a.dot);
 		} else {
@@ -209,7 +197,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error("missing COMMAND");
+		return skel_usage_error("missing COMMAND");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		fputs(usage, stdout);
@@ -241,5 +229,5 @@ int main(int argc, char **argv)
 		return cmd_view(argc - 1, argv + 1, V_SUMMARY);
 	char msg[128];
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
-	return usage_error(msg);
+	return skel_usage_error(msg);
 }
