@@ -150,7 +150,11 @@ enum seg { SEG_NONE, SEG_FS, SEG_GS };
 #define MEM_RIPREL   0x01 /* disp is the absolute (unbiased) address; base = R_NONE */
 #define MEM_IMPLICIT 0x02 /* not an explicit operand (push, ret, movs, ...) */
 #define MEM_REP      0x04 /* string op under rep/repe/repne: repeats rcx times */
-#define MEM_COND     0x08 /* may not happen (cmovcc source, rep with rcx = 0) */
+#define MEM_COND     0x08 /* may not happen (rep string op with rcx = 0) */
+#define MEM_INEXACT  0x10 /* address is not seg+base+index*scale+disp: gather/
+                             scatter (vector index, one access per element),
+                             bt* mem,reg (bit offset moves the address), xlat
+                             (index is al); the form given is the base only */
 
 /* One data memory access an instruction makes.  address =
  * seg_base + base + index*scale + disp, with 64-bit wrap-around; a
