@@ -260,6 +260,11 @@ int cmd_gen(int argc, char **argv)
 		fprintf(stderr, "skel: gen: warning: %u instructions belong to more than one "
 			"routine; a replay through them may desynchronise (reported, never silent)\n",
 			st.shared_insns);
+	if (rc == 0 && st.inexact)
+		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
+			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "
+			"traced at their base address, which skel check will show as a "
+			"difference\n", st.inexact, st.first_inexact);
 	patch_free(&pt);
 	program_free(&p);
 	return rc;

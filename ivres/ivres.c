@@ -242,8 +242,10 @@ static void collect_accesses(analysis *a)
 			access_info x = { .insn = i, .k = (uint8_t)k, .kind = m->kind,
 					  .size = m->size, .rep = m->flags & MEM_REP, .cls = -1 };
 			/* string ops repeat: their addresses move with rcx, traced
-			 * directly until the skeleton models them */
-			if (a->modeled && !x.rep && !in_irreducible(r, b)) {
+			 * directly until the skeleton models them; an inexact form
+			 * (gather, bt mem,reg, xlat) is never computed */
+			if (a->modeled && !x.rep && !(m->flags & MEM_INEXACT) &&
+			    !in_irreducible(r, b)) {
 				expr *e = expr_of_access(a->ec, i, k);
 				if (e && all_recordable(a, e))
 					x.addr = e;

@@ -670,6 +670,20 @@ static void rgen_free(rgen *g)
 /* Instructions that two routines both decode (code reached by jumps from
  * several routines) get their probes twice: the replay of that code may
  * desynchronise, which the driver warns about. */
+/* Accesses the decoder could not give an exact address form for. */
+static void count_inexact(const program *p, skel_stats *st)
+{
+	for (uint32_t k = 0; k < p->nroutines; k++)
+		for (uint32_t i = 0; i < p->routines[k].ninsn; i++) {
+			const insn *in = &p->routines[k].insns[i];
+			for (unsigned m = 0; m < in->nmem; m++)
+				if (in->mem[m].flags & MEM_INEXACT) {
+					if (!st->inexact++ || in->addr < st->first_inexact)
+						st->first_inexact = in->addr;
+				}
+		}
+}
+
 static uint32_t count_shared(const program *p)
 {
 	addrmap seen = {0};
@@ -859,6 +873,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	}
 	find_extern_tails(&g);
 	st->shared_insns = count_shared(p);
+	count_inexact(p, st);
 	find_internal(&g);
 	find_entry_masks(&g);
 	emit_header(&g);

@@ -21,6 +21,9 @@ typedef struct skel_stats {
 	uint32_t routines;
 	uint64_t mem_insns, probes, direct;
 	uint32_t shared_insns;  /* instructions in more than one routine */
+	uint32_t inexact;       /* accesses whose address form is not exact
+				   (gather/scatter, bt mem,reg, xlat) */
+	uint64_t first_inexact; /* pc of the first of them */
 } skel_stats;
 
 /* Writes the skeleton of p to out and fills `pt` with its patch. */
