@@ -253,6 +253,7 @@ typedef struct vt_chunk {
 typedef struct vtrace {
 	uint8_t *data;		/* the whole file */
 	size_t size;
+	bool mapped;		/* data is an mmap of the file, else malloc'd */
 	vt_header header;
 	size_t pos;		/* next chunk */
 	bool ended;		/* an END chunk was read */
@@ -279,9 +280,14 @@ typedef struct vt_stream {
 	bool crashed;		/* a CRASH chunk names this thread */
 	vt_crash crash;
 	vt_thread_start start;
-	uint64_t *values;
-	size_t nvalues;
+	uint64_t *values;	/* the words, copied (vtrace_streams_from) */
+	size_t nvalues;		/* words in all, copied or not */
 	size_t cap;
+	struct vt_run {		/* or the VALUES payloads in file order, in */
+		const uint64_t *w;	/* place (vtrace_streams_ref) */
+		size_t n;
+	} *runs;
+	size_t nruns, runcap;
 } vt_stream;
 
 typedef struct vt_streams {
@@ -301,6 +307,9 @@ typedef struct vt_streams {
 int vtrace_load_streams(const char *path, vt_streams *out,
 			char err[FMT_ERR_LEN]);
 int vtrace_streams_from(vtrace *t, vt_streams *out);
+/* The same without copying the words: each stream's `runs` point into t's
+ * data, which must stay open while they are used. */
+int vtrace_streams_ref(vtrace *t, vt_streams *out);
 vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
 void vtrace_streams_free(vt_streams *s);
 

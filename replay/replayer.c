@@ -524,27 +524,23 @@ static void begin_output(FILE *f)
 static int replay_file(const char *values, FILE *out, bool quiet)
 {
 	char err[FMT_ERR_LEN];
-	vt_streams st;
-	if (vtrace_load_streams(values, &st, err) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", values, err);
-		return 2;
-	}
 	vtrace vt;
 	if (vtrace_open(&vt, values, err) < 0) {
 		fprintf(stderr, "skel: %s: %s\n", values, err);
-		vtrace_streams_free(&st);
 		return 2;
 	}
 	char id[2 * SKEL_ID_MAX + 1];
 	hex_id(&vt.header, id);
 	uint64_t bias = vt.header.image_base;
-	vtrace_close(&vt);
 	if (strcmp(id, sk_binary_id)) {
 		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
 			values, id, sk_binary_id);
-		vtrace_streams_free(&st);
+		vtrace_close(&vt);
 		return 2;
 	}
+	/* the words are read in place, one segment per VALUES chunk */
+	vt_streams st;
+	vtrace_streams_ref(&vt, &st);
 	int rc = 0;
 	totals tot = { { 0, 0 }, { 0, 0 }, { 0 }, { 0 } };
 	begin_output(out);
@@ -557,12 +553,25 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
 		s->t.crash_pc = vs->crashed && vs->crash.pc ? vs->crash.pc : UINT64_MAX;
-		seg *g = calloc(1, sizeof *g);
-		g->w = vs->values;
-		g->n = vs->nvalues;
-		s->cur = g;
-		s->t.w = s->t.begin = vs->values;
-		s->t.end = vs->values + vs->nvalues;
+		for (size_t r = 0; r < vs->nruns || r == 0; r++) {
+			seg *g = calloc(1, sizeof *g);
+			if (!g) {
+				fprintf(stderr, "skel: replay: out of memory\n");
+				exit(2);
+			}
+			if (r < vs->nruns) {
+				g->w = vs->runs[r].w;
+				g->n = vs->runs[r].n;
+			}
+			if (!s->cur)
+				s->cur = g;
+			else if (s->qt)
+				s->qt = s->qt->next = g;
+			else
+				s->qh = s->qt = g;
+		}
+		s->t.w = s->t.begin = s->cur->w;
+		s->t.end = s->cur->w + s->cur->n;
 		fflush(out);
 		sink_begin(s);
 		start_job(s);
@@ -586,6 +595,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 	vtrace_streams_free(&st);
+	vtrace_close(&vt);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* vtrace.c — reads value-trace files (format.h, docs/formats.md).
  *
- * The file is read whole and walked chunk by chunk.  Anything that does not
+ * The file is mapped (or, when it is not a regular file, read) whole and
+ * walked chunk by chunk.  Anything that does not
  * fit — a chunk header or payload running past the end, a wrong magic, a
  * fixed-size payload of the wrong size — stops the walk with a message that
  * names the offset; every chunk before it is still handed out, because a
@@ -12,6 +13,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 static int vt_fail(char err[FMT_ERR_LEN], const char *fmt, ...)
 {
@@ -56,12 +59,9 @@ int vtrace_open_mem(vtrace *t, const void *data, size_t size,
 	return 0;
 }
 
-int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
+/* Reads a file that cannot be mapped (a pipe, say) into memory. */
+static int vt_read_all(vtrace *t, FILE *f, char err[FMT_ERR_LEN])
 {
-	memset(t, 0, sizeof *t);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return vt_fail(err, "%s", strerror(errno));
 	size_t cap = 1 << 16, len = 0, got;
 	uint8_t *buf = malloc(cap);
 	while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
@@ -73,16 +73,42 @@ int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
 			buf = n;
 		}
 	}
-	int bad = ferror(f);
-	fclose(f);
 	if (!buf)
 		return vt_fail(err, "out of memory");
-	if (bad) {
+	if (ferror(f)) {
 		free(buf);
 		return vt_fail(err, "read error");
 	}
 	t->data = buf;
 	t->size = len;
+	return 0;
+}
+
+int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
+{
+	memset(t, 0, sizeof *t);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return vt_fail(err, "%s", strerror(errno));
+	struct stat sb;
+	int rc = 0;
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		/* a regular file is mapped: replay reads the words in place */
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+			       fileno(f), 0);
+		if (m == MAP_FAILED) {
+			rc = vt_fail(err, "cannot map: %s", strerror(errno));
+		} else {
+			t->data = m;
+			t->size = (size_t)sb.st_size;
+			t->mapped = true;
+		}
+	} else {
+		rc = vt_read_all(t, f, err);
+	}
+	fclose(f);
+	if (rc)
+		return -1;
 	if (vt_header_check(t, err)) {
 		vtrace_close(t);
 		return -1;
@@ -146,7 +172,10 @@ int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
 
 void vtrace_close(vtrace *t)
 {
-	free(t->data);
+	if (t->mapped)
+		munmap(t->data, t->size);
+	else
+		free(t->data);
 	memset(t, 0, sizeof *t);
 }
 
@@ -203,7 +232,26 @@ static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int vt_chunk_take(vt_streams *s, const vt_chunk *c)
+static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (st->nruns == st->runcap) {
+		size_t cap = st->runcap ? 2 * st->runcap : 64;
+		struct vt_run *r = realloc(st->runs, cap * sizeof *r);
+		if (!r)
+			return -1;
+		st->runs = r;
+		st->runcap = cap;
+	}
+	/* payloads start 8-aligned: header and chunk headers are multiples
+	 * of 8 bytes, and so are all payloads */
+	st->runs[st->nruns++] = (struct vt_run){ (const uint64_t *)(const void *)p, n };
+	st->nvalues += n;
+	return 0;
+}
+
+static int vt_chunk_take(vt_streams *s, const vt_chunk *c, bool ref)
 {
 	size_t n = c->h.payload_bytes;
 	if (c->h.type == VT_TRAMPOLINE_MAP)
@@ -224,25 +272,35 @@ static int vt_chunk_take(vt_streams *s, const vt_chunk *c)
 	} else if (c->h.type == VT_CRASH) {
 		memcpy(&st->crash, c->payload, sizeof st->crash);
 		st->crashed = true;
-	} else if (vt_values_add(st, c->payload, n / 8)) {
+	} else if (ref ? vt_run_add(st, c->payload, n / 8) : vt_values_add(st, c->payload, n / 8)) {
 		return -1;
 	}
 	return 0;
 }
 
-int vtrace_streams_from(vtrace *t, vt_streams *out)
+static int vt_streams_read(vtrace *t, vt_streams *out, bool ref)
 {
 	memset(out, 0, sizeof *out);
 	vt_chunk c;
 	int rc;
 	while ((rc = vtrace_next(t, &c, out->error)) == 1)
-		if (vt_chunk_take(out, &c)) {
+		if (vt_chunk_take(out, &c, ref)) {
 			snprintf(out->error, sizeof out->error, "out of memory");
 			return 0;
 		}
 	if (rc == 0)
 		out->error[0] = 0;
 	return 0;
+}
+
+int vtrace_streams_from(vtrace *t, vt_streams *out)
+{
+	return vt_streams_read(t, out, false);
+}
+
+int vtrace_streams_ref(vtrace *t, vt_streams *out)
+{
+	return vt_streams_read(t, out, true);
 }
 
 int vtrace_load_streams(const char *path, vt_streams *out,
@@ -259,8 +317,10 @@ int vtrace_load_streams(const char *path, vt_streams *out,
 
 void vtrace_streams_free(vt_streams *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		free(s->s[i].values);
+		free(s->s[i].runs);
+	}
 	free(s->s);
 	free(s->map);
 	memset(s, 0, sizeof *s);

@@ -801,10 +801,46 @@ static void test_vtrace_reader_rejects_damage(void **state)
 	free(data);
 }
 
+/* The mapped file read in place (replay) gives the words the copying
+ * reader gives, in the same order, split at chunk boundaries only. */
+static void test_vtrace_ref_equals_copy(void **state)
+{
+	const char *probes[] = {
+		"loop_site loop_site loop_end after reg rbx", NULL };
+	run r;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "loop", "3000", NULL);
+	run_free(&r);
+	char valp[128];
+	snprintf(valp, sizeof valp, "%s/vals", tdir);
+	char err[FMT_ERR_LEN];
+	vt_streams c, m;
+	assert_int_equal(vtrace_load_streams(valp, &c, err), 0);
+	vtrace t;
+	assert_int_equal(vtrace_open(&t, valp, err), 0);
+	assert_true(t.mapped);
+	vtrace_streams_ref(&t, &m);
+	assert_string_equal(m.error, "");
+	assert_true(m.complete);
+	assert_int_equal(c.n, m.n);
+	vt_stream *a = vtrace_stream(&c, 0), *b = vtrace_stream(&m, 0);
+	assert_int_equal(a->nvalues, 3000);
+	assert_int_equal(b->nvalues, 3000);
+	assert_null(b->values);
+	size_t k = 0;
+	for (size_t i = 0; i < b->nruns; i++)
+		for (size_t j = 0; j < b->runs[i].n; j++, k++)
+			assert_int_equal(b->runs[i].w[j], a->values[k]);
+	assert_int_equal(k, 3000);
+	vtrace_streams_free(&m);
+	vtrace_close(&t);
+	vtrace_streams_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reg_after_add_every_iteration),
+		cmocka_unit_test(test_vtrace_ref_equals_copy),
 		cmocka_unit_test(test_pie_bias_applied),
 		cmocka_unit_test(test_reg_rsp_is_the_programs_rsp),
 		cmocka_unit_test(test_addr_is_effective_address),
