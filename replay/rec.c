@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -51,6 +52,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
+#include <time.h>
 #include <unistd.h>
 
 #define REC_PAGE 4096ul
@@ -67,10 +69,13 @@
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */
 	uint64_t *guard;	/* first word of the PROT_NONE page */
+	uint64_t *sent;		/* words before it (from base) are written */
 	uint64_t **cursor;	/* the owning thread's rec_cursor */
 	uint64_t written;	/* words flushed */
 	uint32_t index;
 	volatile int ended;
+	_Atomic int lock;	/* sent, written, ended, the cursor reset and
+				   the reading of *cursor from other threads */
 } rec_thread;
 
 static __thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec")));
@@ -114,6 +119,8 @@ static struct {
 	_Atomic uint64_t int3_hits;
 	rec_thread sink;	/* discard buffer: ended threads, fork child */
 	int have_gsbase;
+	_Atomic int pass;	/* held by the online flusher during a pass and
+				   by rec_finish: no VALUES after END */
 } R = { .fd = -1 };
 
 /* ------------------------------------------------------------- messages */
@@ -180,6 +187,16 @@ static int rec_off(void)
 	return R.fd < 0 || R.child || R.finished;
 }
 
+/* A system call that leaves errno alone: the recorder writes from signal
+ * handlers and from a thread that shares the main thread's TLS. */
+static long rec_syscall3(long nr, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
  * threads do not interleave inside each other. */
 static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
@@ -211,8 +228,8 @@ static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
 	struct iovec iov[2] = { { &h, sizeof h }, { (void *)p, n } };
 	size_t left = sizeof h + n;
 	while (left) {
-		ssize_t w = writev(R.fd, iov, 2);
-		if (w < 0 && errno == EINTR)
+		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 2);
+		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return;
@@ -240,7 +257,7 @@ static int rec_buffer_map(rec_thread *t)
 		munmap(m, size);
 		return -1;
 	}
-	t->base = (uint64_t *)m;
+	t->base = t->sent = (uint64_t *)m;
 	t->guard = (uint64_t *)(m + REC_BUF_BYTES);
 	return 0;
 }
@@ -295,31 +312,84 @@ static rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	return t;
 }
 
-/* Writes [t->base, end): the words recorded since the last flush. */
-static void rec_flush_upto(rec_thread *t, uint64_t *end)
+/* A spin lock: held only around a flush, never while program code runs.
+ * The online flusher thread runs no program code and takes signals on no
+ * account, so a holder always makes progress. */
+static void rec_lock(_Atomic int *l)
 {
-	if (t == &R.sink || !end || end < t->base || end > t->guard)
+	for (unsigned n = 0; atomic_exchange_explicit(l, 1, memory_order_acquire); n++) {
+		if (n < 64)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+}
+
+static void rec_unlock(_Atomic int *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* Writes [t->sent, end): the words recorded and not yet written.  With
+ * `reset` (only by the owning thread, or for it in its signal handler)
+ * the buffer starts over: sent and the cursor go back to base.  Under
+ * t->lock, with signals blocked. */
+static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
+{
+	if (!end || end < t->base || end > t->guard)
 		return;
-	size_t n = (size_t)(end - t->base);
-	if (!n || rec_off())
+	if (end > t->sent && !rec_off()) {
+		size_t n = (size_t)(end - t->sent);
+		rec_chunk(VT_VALUES, t->index, t->sent, n * 8);
+		t->written += n;
+		atomic_fetch_add(&R.values, n);
+	}
+	if (end > t->sent)
+		t->sent = end;
+	if (reset) {
+		t->sent = t->base;
+		rec_cursor = t->base;
+	}
+}
+
+/* No handler of this thread may come to a lock while the thread holds it
+ * (a guard-page fault in a nested handler would wait forever). */
+static void rec_block_all(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static void rec_flush_upto(rec_thread *t, uint64_t *end, int reset)
+{
+	if (t == &R.sink)
 		return;
-	rec_chunk(VT_VALUES, t->index, t->base, n * 8);
-	t->written += n;
-	atomic_fetch_add(&R.values, n);
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&t->lock);
+	rec_flush_locked(t, end, reset);
+	rec_unlock(&t->lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Flush of the calling thread outside a signal handler: signals are
  * blocked so that a handler running probed code cannot store into the
- * buffer between the write and the reset. */
-static void rec_flush_self(void)
+ * buffer between the write and the reset.  `end` also closes the stream. */
+static void rec_flush_self(int end)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sigset_t old;
+	rec_block_all(&old);
 	rec_thread *t = rec_self;
 	if (t && t != &R.sink) {
-		rec_flush_upto(t, rec_cursor);
-		rec_cursor = t->base;
+		rec_flush_upto(t, rec_cursor, 1);
+		if (end) {
+			rec_lock(&t->lock);
+			uint64_t n = t->written;
+			rec_chunk(VT_THREAD_END, t->index, &n, sizeof n);
+			t->ended = 1;
+			rec_unlock(&t->lock);
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -328,10 +398,7 @@ static void rec_thread_end(rec_thread *t)
 {
 	if (!t || t == &R.sink || t->ended)
 		return;
-	rec_flush_self();
-	uint64_t n = t->written;
-	rec_chunk(VT_THREAD_END, t->index, &n, sizeof n);
-	t->ended = 1;
+	rec_flush_self(1);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
@@ -344,25 +411,81 @@ static void rec_on_thread_exit(void *p)
 	rec_thread_end(p);
 }
 
-/* Dying: every live thread's words up to its cursor.  Other threads may
- * be storing meanwhile; a word is written before its cursor moves past
- * it (x86 stores are seen in order), so the prefix read here is valid. */
+/* Every live thread's words up to its cursor, written without stopping
+ * it.  Other threads may be storing meanwhile; a word is written before
+ * its cursor moves past it (x86 stores are seen in order), so the prefix
+ * read here is valid.  The cursor is read under the thread's lock, which
+ * its exit takes before its TLS goes away. */
+static void rec_flush_others(const rec_thread *me)
+{
+	uint32_t n = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		if (!t || t == me || t->ended)
+			continue;
+		sigset_t old;
+		rec_block_all(&old);
+		rec_lock(&t->lock);
+		if (!t->ended)
+			rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+		rec_unlock(&t->lock);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+}
+
+/* Dying: every live thread's words up to its cursor. */
 static void rec_flush_all_dying(void)
 {
 	if (rec_off() || getpid() != R.pid)
 		return;
-	uint32_t n = atomic_load(&R.nthreads);
-	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
-		rec_thread *t = R.threads[i];
-		if (!t || t->ended)
-			continue;
-		uint64_t *end = *(uint64_t *volatile *)t->cursor;
-		rec_flush_upto(t, end);
-		if (t == rec_self)
-			rec_cursor = t->base;
-		else
-			t->base = end;	/* never write those twice */
+	rec_thread *me = rec_self;
+	if (me && me != &R.sink && !me->ended)
+		rec_flush_upto(me, *(uint64_t *volatile *)me->cursor, 1);
+	rec_flush_others(me);
+}
+
+/* skel run: the replayer reads a FIFO as the program runs.  Buffers fill
+ * only every 32768 words, and a loop nest may record a handful in all, so a
+ * thread that blocks every signal writes what each thread has recorded
+ * every millisecond: the replayer starts on the first words while the
+ * program still runs.  Not used for a value file (nothing reads it yet).
+ *
+ * The thread is a bare clone() on a stack in .bss, not a pthread: a
+ * pthread would malloc (its TLS) and mmap (its stack) in the program's
+ * address space, and the program's heap and mapping addresses under skel
+ * run must be those under skel record.  It shares the main thread's TLS,
+ * so it only makes system calls that leave errno alone (rec_syscall3) and
+ * never touches rec_cursor or rec_self. */
+static char rec_flusher_stack[64 * 1024] __attribute__((aligned(64)));
+
+static int rec_flusher(void *arg)
+{
+	(void)arg;
+	struct timespec ms = { 0, 1000000 };
+	for (;;) {
+		rec_syscall3(SYS_nanosleep, (long)&ms, 0, 0);
+		rec_lock(&R.pass);
+		if (rec_off() || rec_syscall3(SYS_getpid, 0, 0, 0) != R.pid) {
+			rec_unlock(&R.pass);
+			return 0;
+		}
+		rec_flush_others(NULL);	/* rec_self here is the main thread's */
+		rec_unlock(&R.pass);
 	}
+}
+
+static void rec_flusher_start(void)
+{
+	sigset_t old;
+	rec_block_all(&old);	/* inherited by the thread: all blocked */
+	int e = errno;
+	if (clone(rec_flusher, rec_flusher_stack + sizeof rec_flusher_stack,
+		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+		  CLONE_SYSVSEM, NULL) < 0)
+		rec_say("cannot start the online flusher; words reach the replayer "
+			"every %lu KiB", REC_BUF_BYTES / 1024);
+	errno = e;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void rec_stats(const char *when)
@@ -381,11 +504,16 @@ static void rec_finish(uint32_t how)
 	if (!R.active || rec_off() || getpid() != R.pid)
 		return;
 	rec_thread_end(rec_self);
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&R.pass);
 	rec_flush_all_dying();
 	vt_end e = { atomic_load(&R.nthreads), atomic_load(&R.values), how,
 		     (uint32_t)R.nint3 };
 	rec_chunk(VT_END, 0, &e, sizeof e);
 	R.finished = 1;
+	rec_unlock(&R.pass);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	rec_stats("exit");
 }
 
@@ -1206,8 +1334,7 @@ static void rec_note_crash(int sig, void *ucv)
 	vt_crash c = { .signal = (uint32_t)sig };
 	if (rip >= R.img.lo && rip < R.img.hi)
 		c.pc = rip - R.img.bias;
-	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor);
-	rec_cursor = t->base;
+	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
 
@@ -1254,7 +1381,7 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN);
 		if (at == t->guard || at == NULL) {
 			if (at)
-				rec_flush_upto(t, at);
+				rec_flush_upto(t, at, 1);
 			rec_cursor = t->base;
 			g[REG_RDX] = (greg_t)t->base;
 			return;
@@ -1636,6 +1763,8 @@ __attribute__((constructor)) static void rec_init(void)
 	R.active = 1;
 	rec_signals_install();
 	rec_text_write(sv, ns, tramp);
+	if (R.pipe)
+		rec_flusher_start();
 	rec_stats("start");
 	free(tramp), free(sv), free(pv), free(e.map);
 }
