@@ -666,6 +666,24 @@ static int rec_probe_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+static int rec_cond_code(const rec_insn *x)
+{
+	return x->in.meta.category == ZYDIS_CATEGORY_COND_BR &&
+	       ((x->in.opcode & 0xf0) == 0x70 || (x->in.opcode & 0xf0) == 0x80)
+		? x->in.opcode & 0x0f : -1;
+}
+
+/* A transfer a span may hold in its middle: a jcc rel, whose fall-through
+ * continues in the trampoline.  The patch's block is then a run of basic
+ * blocks entered only at its start (skelgen's probe_region), so the
+ * fall-through is the next instruction of the span and nothing else jumps
+ * into it. */
+static int rec_hard_transfer(const rec_insn *x)
+{
+	return rec_is_transfer(x) && !(x->in.meta.category == ZYDIS_CATEGORY_COND_BR &&
+				       rec_cond_code(x) >= 0);
+}
+
 /* Instruction starts of [bs, be), decoded linearly. */
 static int rec_block_insns(uint64_t bs, uint64_t be, uint64_t *starts,
 			   uint8_t *transfer, size_t *n)
@@ -676,7 +694,7 @@ static int rec_block_insns(uint64_t bs, uint64_t be, uint64_t *starts,
 		if (*n == REC_MAX_BLOCK_INSNS || rec_decode(a, be, &x))
 			return -1;
 		starts[*n] = a;
-		transfer[(*n)++] = (uint8_t)rec_is_transfer(&x);
+		transfer[(*n)++] = (uint8_t)rec_hard_transfer(&x);
 		a += x.in.length;
 	}
 	return 0;
@@ -754,7 +772,7 @@ static int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 			rec_decode(pr->pc, pr->block_end, &x);
 			st->start = pr->pc;
 			st->end = pr->pc + x.in.length;
-			st->last_transfer = rec_is_transfer(&x);
+			st->last_transfer = rec_hard_transfer(&x);
 		}
 	}
 	*out = sv;
@@ -993,12 +1011,6 @@ static int rec_get_addr(rec_emit *e, const rec_insn *x,
 	return 0;
 }
 
-static int rec_cond_code(const rec_insn *x)
-{
-	return x->in.meta.category == ZYDIS_CATEGORY_COND_BR &&
-	       ((x->in.opcode & 0xf0) == 0x70 || (x->in.opcode & 0xf0) == 0x80)
-		? x->in.opcode & 0x0f : -1;
-}
 
 static int rec_is_jrcxz(const rec_insn *x)
 {
@@ -1655,8 +1667,13 @@ static void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		rec_die("out of memory");
 	for (size_t i = 0; i < ns; i++) {
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
-		if (sv[i].int3)
+		if (sv[i].int3) {
 			R.int3[R.nint3++] = (rec_int3){ sv[i].start, tramp[i] };
+			if (R.verbose)
+				rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
+					", 0x%" PRIx64 ")): no 5-byte span", sv[i].start - R.img.bias,
+					sv[i].bstart - R.img.bias, sv[i].bend - R.img.bias);
+		}
 	}
 	qsort(R.int3, R.nint3, sizeof *R.int3, rec_int3_cmp);
 	/* code pages are never written again (self-modifying-code clears) */

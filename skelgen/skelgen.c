@@ -27,6 +27,7 @@ typedef struct gen {
 	 * recorded at every entry. */
 	uint8_t *internal;
 	uint32_t *entry_mask;   /* per routine: entry values its skeleton uses */
+	addrmap shared;         /* instructions in more than one routine */
 } gen;
 
 /* What a call site passes for one entry value of an internal callee. */
@@ -119,13 +120,47 @@ static void mark_leaf(uint32_t v, void *arg)
 
 /* --------------------------------------------------------- the patch */
 
+/* Whether control enters block b only by falling through from block p,
+ * which ends where b starts: then no jump lands anywhere in p + b but at
+ * p's start, and the recorder may lay one span across the two (through
+ * p's conditional jump, whose fall-through stays in the trampoline). */
+static bool falls_only_into(const gen *g, const routine *r, int32_t p, int32_t b)
+{
+	uint32_t one;
+	if (p < 0 || b <= 0 || p == b)
+		return false;
+	const block *pb = &r->blocks[p], *bb = &r->blocks[b];
+	if (pb->end != bb->start || bb->npred != 1 || bb->pred[0] != (uint32_t)p ||
+	    (bb->flags & BLK_ENTRY) || !pb->ninsn || program_routine_at(g->p, bb->start) ||
+	    addrmap_get(&g->shared, bb->start, &one))
+		return false;
+	const insn *last = &r->insns[pb->first + pb->ninsn - 1];
+	return last->flow == FLOW_NEXT || (last->flow == FLOW_CJUMP && last->target != bb->start);
+}
+
+/* The probe's block as the patch gives it: the basic block of insn i
+ * widened over fall-through-only joins (see falls_only_into), so that a
+ * probe on a lone short jcc or load still finds a 5-byte span. */
+static void probe_region(const rgen *g, uint32_t i, uint64_t *start, uint64_t *end)
+{
+	const routine *r = g->r;
+	int32_t b = cfg_block_of(r, r->insns[i].addr), x;
+	for (x = b; falls_only_into(g->g, r, cfg_block_of(r, r->blocks[x].start - 1), x);)
+		x = cfg_block_of(r, r->blocks[x].start - 1);
+	*start = r->blocks[x].start;
+	for (x = b; falls_only_into(g->g, r, x, cfg_block_of(r, r->blocks[x].end));)
+		x = cfg_block_of(r, r->blocks[x].end);
+	*end = r->blocks[x].end;
+}
+
 static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,
 		      uint32_t k, uint64_t word)
 {
 	const routine *r = g->r;
-	const block *b = &r->blocks[cfg_block_of(r, r->insns[i].addr)];
-	patch_probe pp = { .pc = r->insns[i].addr, .block_start = b->start,
-			   .block_end = b->end, .after = after, .what = what,
+	uint64_t bs, be;
+	probe_region(g, i, &bs, &be);
+	patch_probe pp = { .pc = r->insns[i].addr, .block_start = bs,
+			   .block_end = be, .after = after, .what = what,
 			   .reg = reg, .k = k, .word = word };
 	patch_add_probe(g->g->pt, &pp);
 }
@@ -684,17 +719,19 @@ static void count_inexact(const program *p, skel_stats *st)
 		}
 }
 
-static uint32_t count_shared(const program *p)
+static uint32_t count_shared(const program *p, addrmap *out)
 {
 	addrmap seen = {0};
 	uint32_t shared = 0, one;
 	for (uint32_t k = 0; k < p->nroutines; k++)
 		for (uint32_t i = 0; i < p->routines[k].ninsn; i++) {
 			uint64_t a = p->routines[k].insns[i].addr;
-			if (addrmap_get(&seen, a, &one))
+			if (addrmap_get(&seen, a, &one)) {
 				shared++;
-			else
+				addrmap_put(out, a, 1);
+			} else {
 				addrmap_put(&seen, a, 1);
+			}
 		}
 	addrmap_free(&seen);
 	return shared;
@@ -872,7 +909,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		return -1;
 	}
 	find_extern_tails(&g);
-	st->shared_insns = count_shared(p);
+	st->shared_insns = count_shared(p, &g.shared);
 	count_inexact(p, st);
 	find_internal(&g);
 	find_entry_masks(&g);
@@ -901,6 +938,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	emit_patch(&g);
 	free(g.extern_tail);
 	free(g.internal);
+	addrmap_free(&g.shared);
 	free(g.entry_mask);
 	return 0;
 }

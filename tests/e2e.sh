@@ -95,5 +95,19 @@ grep -q "did not exit cleanly" "$tmp/err" || bad "crash: replay does not say the
 [ "$(grep -vc '^#' "$tmp/crash.txt")" -gt 2000 ] || bad "crash: trace prefix too short"
 $skel check "$tmp/crash_skel.c" -- "$tmp/crash" >"$tmp/out" 2>"$tmp/err" || bad "crash: skel check: $(cat "$tmp/out" "$tmp/err" | head -12)"
 
+# Probe sites on a lone short jcc (tree_insert's `jg; jl`, the `test; js;
+# je` after qsort_cb's comparator call) lie in blocks entered only by
+# falling through: skelgen widens the probe's block over such joins and the
+# recorder lays a 5-byte span across the first jcc.  Before that they were
+# int3 sites hit once per node / comparison (1503 and 3004 hits).
+for name in tree qsort_cb; do
+	app=build/samples/$name-O2-pie
+	$skel gen "$app" -o "$tmp/$name-span.c" 2>/dev/null || { bad "gen $name"; continue; }
+	SKEL_VERBOSE=1 $skel record "$tmp/$name-span.c" -o "$tmp/$name-span.vals" -- "$app" \
+		>/dev/null 2>"$tmp/err" || bad "record $name: $(tail -3 "$tmp/err")"
+	hits=$(sed -n 's/.*STATS exit.*int3_hits=\([0-9]*\).*/\1/p' "$tmp/err")
+	[ -n "$hits" ] && [ "$hits" -le 2 ] || bad "$name-O2-pie: int3 hits $hits (expected <= 2: short jcc probes should get a jmp span)"
+done
+
 echo "e2e: $runs builds, $fails failures"
 [ $fails -eq 0 ]
