@@ -34,6 +34,11 @@
 extern const char sk_binary_id[];
 extern const char *const sk_routine_names[];
 extern const unsigned sk_nroutines;
+/* weak: a skeleton from before per-scope stats has none */
+extern const sk_scope sk_scopes[] __attribute__((weak));
+extern const unsigned sk_nscopes __attribute__((weak));
+extern const sk_pc_scope sk_pc_scopes[] __attribute__((weak));
+extern const unsigned sk_npc_scopes __attribute__((weak));
 
 enum fmt { F_TEXT, F_BIN, F_LACKEY, F_DIN, F_CSV, F_COUNT };
 static const char *const fmt_names[] = { "text", "bin", "lackey", "din", "csv", "count" };
@@ -113,6 +118,9 @@ typedef struct stream {
 	uint64_t ppc, paddr;
 	unsigned psize;
 	hset lines, pages;
+	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
+	uint64_t last_pc;       /* scope_of's one-entry cache */
+	int32_t last_scope;
 	pthread_t th;
 	bool has_th;
 } stream;
@@ -125,6 +133,12 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t more = PTHREAD_COND_INITIALIZER;   /* words or end */
 static pthread_cond_t space = PTHREAD_COND_INITIALIZER;  /* pending fell */
 static size_t pending;          /* bytes queued, all streams */
+/* online, under mu: whether the replayer keeps up (skel run --stats) */
+static size_t pending_peak;     /* most bytes ever queued */
+static uint64_t reader_stalls;  /* the queue was full: the FIFO, hence the
+				   program, waited for the replayer */
+static uint64_t replay_waits;   /* a skeleton found no words: it waited for
+				   the program */
 
 static void sink_flush(stream *s)
 {
@@ -273,15 +287,78 @@ static char *w_none(stream *s, char *p, uint64_t pc, int kind, unsigned size, ui
 typedef char *(*writer_fn)(stream *, char *, uint64_t, int, unsigned, uint64_t);
 static writer_fn writer = w_text;
 
-static void stats_add(stream *s, unsigned size, uint64_t addr)
+static void lines_pages_add(hset *lines, hset *pages, unsigned size, uint64_t addr)
 {
 	uint64_t last = addr + (size ? size - 1 : 0);
 	if (last < addr)
 		last = addr;
 	for (uint64_t l = addr >> 6; l <= last >> 6; l++)
-		hset_add(&s->lines, l);
+		hset_add(lines, l);
 	for (uint64_t g = addr >> 12; g <= last >> 12; g++)
-		hset_add(&s->pages, g);
+		hset_add(pages, g);
+}
+
+static void hset_merge(hset *into, const hset *from)
+{
+	for (size_t i = 0; i < from->cap; i++)
+		if (from->a[i])
+			hset_add(into, from->a[i] - 1);
+}
+
+/* --stats per routine and loop: an access counts for its innermost scope
+ * and every scope around it. */
+typedef struct scope_stat {
+	uint64_t count[2], bytes[2];
+	hset lines, pages;
+} scope_stat;
+
+static bool have_scopes(void)
+{
+	return sk_scopes && &sk_nscopes && sk_pc_scopes && &sk_npc_scopes && sk_nscopes;
+}
+
+static int32_t scope_of(stream *s, uint64_t pc)
+{
+	if (pc == s->last_pc)
+		return s->last_scope;
+	size_t lo = 0, hi = sk_npc_scopes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sk_pc_scopes[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	s->last_pc = pc;
+	s->last_scope = lo < sk_npc_scopes && sk_pc_scopes[lo].pc == pc
+		? (int32_t)sk_pc_scopes[lo].scope : -1;
+	return s->last_scope;
+}
+
+static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	if (!s->sc) {
+		s->sc = calloc(sk_nscopes, sizeof *s->sc);
+		if (!s->sc) {
+			fprintf(stderr, "skel: replay: out of memory (stats)\n");
+			exit(2);
+		}
+		s->last_pc = UINT64_MAX;
+	}
+	for (int32_t k = scope_of(s, pc); k >= 0 && (unsigned)k < sk_nscopes;
+	     k = sk_scopes[k].parent) {
+		scope_stat *x = &s->sc[k];
+		x->count[kind]++;
+		x->bytes[kind] += size;
+		lines_pages_add(&x->lines, &x->pages, size, addr);
+	}
+}
+
+static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	lines_pages_add(&s->lines, &s->pages, size, addr);
+	if (have_scopes())
+		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
 
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
@@ -290,7 +367,7 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 	if (s->n > BUFSZ - 128)
 		sink_flush(s);
 	if (stats)
-		stats_add(s, size, addr);
+		stats_add(s, pc, kind, size, addr);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
 }
 
@@ -332,6 +409,8 @@ static void seg_free(seg *g)
 static int refill(stream *s)
 {
 	pthread_mutex_lock(&mu);
+	if (!s->qh && !s->finished)
+		replay_waits++;
 	while (!s->qh && !s->finished)
 		pthread_cond_wait(&more, &mu);
 	seg *g = s->qh;
@@ -471,6 +550,7 @@ static void hex_id(const vt_header *h, char *out)
 typedef struct totals {
 	uint64_t count[2], bytes[2];
 	hset lines, pages;
+	scope_stat *sc;         /* all threads, per scope */
 } totals;
 
 static void report_thread(FILE *f, stream *s, totals *tot)
@@ -489,13 +569,53 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "
 			"cache lines (64 B), %zu pages (4 KiB)\n", s->thread, t->count[0] + t->count[1],
 			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->lines.n, s->pages.n);
-		for (size_t i = 0; i < s->lines.cap; i++)
-			if (s->lines.a[i])
-				hset_add(&tot->lines, s->lines.a[i] - 1);
-		for (size_t i = 0; i < s->pages.cap; i++)
-			if (s->pages.a[i])
-				hset_add(&tot->pages, s->pages.a[i] - 1);
+		hset_merge(&tot->lines, &s->lines);
+		hset_merge(&tot->pages, &s->pages);
+		if (s->sc && !tot->sc && !(tot->sc = calloc(sk_nscopes, sizeof *tot->sc))) {
+			fprintf(stderr, "skel: replay: out of memory (stats)\n");
+			exit(2);
+		}
+		for (unsigned k = 0; s->sc && k < sk_nscopes; k++) {
+			scope_stat *x = &s->sc[k], *y = &tot->sc[k];
+			for (int j = 0; j < 2; j++) {
+				y->count[j] += x->count[j];
+				y->bytes[j] += x->bytes[j];
+			}
+			hset_merge(&y->lines, &x->lines);
+			hset_merge(&y->pages, &x->pages);
+			free(x->lines.a);
+			free(x->pages.a);
+		}
+		free(s->sc);
+		s->sc = NULL;
 	}
+}
+
+/* Per routine, then its loops indented by depth; scopes without accesses
+ * are left out. */
+static void report_scopes(totals *tot)
+{
+	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++) {
+		scope_stat *x = &tot->sc[k];
+		const sk_scope *sc = &sk_scopes[k];
+		if (x->count[0] + x->count[1]) {
+			char what[160];
+			if (sc->parent < 0)
+				snprintf(what, sizeof what, "routine %s",
+					 sc->routine < sk_nroutines ? sk_routine_names[sc->routine] : "?");
+			else
+				snprintf(what, sizeof what, "%*sloop at 0x%" PRIx64 " (depth %u)",
+					 2 * (int)sc->depth, "", sc->pc, sc->depth);
+			fprintf(stderr, "skel: stats: %s: %" PRIu64 " accesses, %" PRIu64
+				" bytes read, %" PRIu64 " bytes written, %zu cache lines, %zu pages\n",
+				what, x->count[0] + x->count[1], x->bytes[0], x->bytes[1],
+				x->lines.n, x->pages.n);
+		}
+		free(x->lines.a);
+		free(x->pages.a);
+	}
+	free(tot->sc);
+	tot->sc = NULL;
 }
 
 static void report_total(FILE *f, totals *tot)
@@ -509,6 +629,8 @@ static void report_total(FILE *f, totals *tot)
 			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
 			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
 			tot->pages.n);
+	if (stats)
+		report_scopes(tot);
 	free(tot->lines.a);
 	free(tot->pages.a);
 }
@@ -542,7 +664,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	vt_streams st;
 	vtrace_streams_ref(&vt, &st);
 	int rc = 0;
-	totals tot = { { 0, 0 }, { 0, 0 }, { 0 }, { 0 } };
+	totals tot = { .count = { 0, 0 } };
 	begin_output(out);
 	for (size_t k = 0; k < st.n; k++) {
 		vt_stream *vs = &st.s[k];
@@ -764,9 +886,13 @@ static int replay_fd(FILE *out, bool quiet)
 			free(g);
 			continue;
 		}
+		if (pending > PENDING_MAX && !s->dead)
+			reader_stalls++;
 		while (pending > PENDING_MAX && !s->dead)
 			pthread_cond_wait(&space, &mu);
 		pending += g->n * 8;
+		if (pending > pending_peak)
+			pending_peak = pending;
 		if (s->qt)
 			s->qt->next = g;
 		else
@@ -784,7 +910,7 @@ static int replay_fd(FILE *out, bool quiet)
 	pthread_mutex_unlock(&mu);
 
 	int rc = 0;
-	totals tot = { { 0, 0 }, { 0, 0 }, { 0 }, { 0 } };
+	totals tot = { .count = { 0, 0 } };
 	for (size_t i = 0; i < v.n; i++) {
 		stream *s = v.a[i];
 		pthread_join(s->th, NULL);
@@ -807,6 +933,11 @@ static int replay_fd(FILE *out, bool quiet)
 		report_thread(out, s, &tot);
 	}
 	report_total(out, &tot);
+	if (stats)
+		fprintf(stderr, "skel: stats: online: queue peak %zu KiB of %zu KiB; the program "
+			"waited %" PRIu64 " times for the replayer, the replayer %" PRIu64
+			" times for the program\n", pending_peak >> 10, PENDING_MAX >> 10,
+			reader_stalls, replay_waits);
 	if (err[0]) {
 		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", what, err);
 		if (!rc)

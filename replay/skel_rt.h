@@ -99,6 +99,20 @@ static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
 		sk_desync(t, pc, "expected a control word", w);
 }
 
+/* For --stats (emitted by skelgen after the routines): routines and loops,
+ * and the innermost one of each memory instruction, by link-time pc. */
+typedef struct sk_scope {
+	uint64_t pc;                /* routine start or loop header */
+	int32_t parent;             /* enclosing scope, -1 for a routine */
+	uint32_t depth;             /* loop depth, 0 for a routine */
+	uint32_t routine;           /* index in sk_routine_names */
+} sk_scope;
+
+typedef struct sk_pc_scope {
+	uint64_t pc;
+	uint32_t scope;
+} sk_pc_scope;
+
 #define IN() sk_in(t)
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
 

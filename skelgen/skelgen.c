@@ -889,6 +889,65 @@ static void emit_dispatch(gen *g)
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
 }
 
+typedef struct pc_scope {
+	uint64_t pc;
+	uint32_t scope;
+} pc_scope;
+
+static int pc_scope_cmp(const void *a, const void *b)
+{
+	const pc_scope *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* For --stats: the scopes (routines and their loops, each with its
+ * enclosing scope) and, for every instruction that accesses memory, the
+ * innermost scope it belongs to (an instruction in several routines counts
+ * for the first). */
+static void emit_scopes(gen *g)
+{
+	FILE *f = g->f;
+	const program *p = g->p;
+	VEC(pc_scope) pcs = {0};
+	uint32_t n = 0;
+	fputs("\nconst sk_scope sk_scopes[] = {\n", f);
+	for (uint32_t i = 0; i < p->nroutines; i++) {
+		const routine *r = &p->routines[i];
+		if (!r->nblocks)
+			continue;
+		uint32_t rs = n++;
+		fprintf(f, "\t{ 0x%" PRIx64 "ull, -1, 0, %u },\t/* %s */\n", r->start, i, r->name);
+		for (uint32_t l = 0; l < r->nloops; l++) {
+			const loop *lp = &r->loops[l];
+			int32_t parent = lp->parent < 0 ? (int32_t)rs : (int32_t)(rs + 1) + lp->parent;
+			fprintf(f, "\t{ 0x%" PRIx64 "ull, %d, %u, %u },\n", r->blocks[lp->header].start,
+				parent, lp->depth, i);
+			n++;
+		}
+		for (uint32_t k = 0; k < r->ninsn; k++) {
+			if (!r->insns[k].nmem)
+				continue;
+			int32_t b = cfg_block_of(r, r->insns[k].addr);
+			int32_t lp = b < 0 ? -1 : r->blocks[b].loop;
+			pc_scope ps = { r->insns[k].addr, lp < 0 ? rs : rs + 1 + (uint32_t)lp };
+			vec_push(pcs, ps);
+		}
+	}
+	fputs("\t{ 0, -1, 0, 0 }\n};\n", f);
+	fprintf(f, "const unsigned sk_nscopes = %u;\n", n);
+	if (pcs.n)
+		qsort(pcs.a, pcs.n, sizeof *pcs.a, pc_scope_cmp);
+	size_t m = 0;
+	for (size_t k = 0; k < pcs.n; k++)
+		if (!m || pcs.a[m - 1].pc != pcs.a[k].pc)
+			pcs.a[m++] = pcs.a[k];
+	fputs("const sk_pc_scope sk_pc_scopes[] = {\n", f);
+	for (size_t k = 0; k < m; k++)
+		fprintf(f, "\t{ 0x%" PRIx64 "ull, %u },\n", pcs.a[k].pc, pcs.a[k].scope);
+	fprintf(f, "\t{ ~0ull, 0 }\n};\nconst unsigned sk_npc_scopes = %zu;\n", m);
+	free(pcs.a);
+}
+
 static void emit_patch(gen *g)
 {
 	fputs("\n/* SKEL-PATCH-BEGIN\n", g->f);
@@ -935,6 +994,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	for (size_t k = 0; k < pt->nprobes; k++)
 		st->probes += pt->probes[k].what != PATCH_WORD;
 	emit_dispatch(&g);
+	emit_scopes(&g);
 	emit_patch(&g);
 	free(g.extern_tail);
 	free(g.internal);

@@ -110,8 +110,22 @@ for name in matmul-O2-pie threads-O2-pie strings-O2-pie; do
 	grep -q "^total: $acc accesses" "$tmp/cnt" || bad "count $name: $(tail -1 "$tmp/cnt") vs $acc"
 	grep -q "stats: total: $acc accesses, .* cache lines, .* pages" "$tmp/stats" ||
 		bad "stats $name: $(tail -1 "$tmp/stats")"
+	# every access belongs to exactly one routine
+	rsum=$(awk '/stats: routine / { s += $(NF - 12) } END { print s + 0 }' "$tmp/stats")
+	[ "$rsum" = "$acc" ] || bad "stats $name: routines add up to $rsum accesses, not $acc"
 	rm -f "$tmp"/t.* "$tmp/ref"* "$tmp/got"
 done
+# per-loop stats: matmul's k loop (depth 3) reads a[i][k] and b[k][j], 8
+# bytes each, n^3 times, and writes nothing; the j loop around it adds the
+# n^2 stores of c[i][j]
+app=build/samples/matmul-O2-pie
+"$skel" gen $app -o "$tmp/mm.c" 2>/dev/null
+"$skel" run "$tmp/mm.c" --format count --stats -- $app 20 >/dev/null 2>"$tmp/stats" || bad "run --stats matmul"
+grep -q "loop at 0x[0-9a-f]* (depth 3): 16000 accesses, 128000 bytes read, 0 bytes written" "$tmp/stats" ||
+	bad "stats matmul 20: depth-3 loop: $(grep 'depth 3' "$tmp/stats")"
+grep -q "loop at 0x[0-9a-f]* (depth 2): 16400 accesses, 128000 bytes read, 3200 bytes written" "$tmp/stats" ||
+	bad "stats matmul 20: depth-2 loop: $(grep 'depth 2' "$tmp/stats")"
+grep -q "stats: online: queue peak" "$tmp/stats" || bad "run --stats: no online line"
 # --- 3. SIGKILL under skel run
 app=build/samples/list-O2-pie
 "$skel" gen $app -o "$tmp/list.c" 2>/dev/null
