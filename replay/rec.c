@@ -112,6 +112,7 @@ static struct {
 	rec_int3 *int3;		/* sorted by pc */
 	size_t nint3;
 	size_t nsites;
+	size_t nneighbour;	/* sites whose span takes in other instructions */
 	pthread_key_t key;
 	rec_thread *threads[REC_MAX_THREADS];
 	_Atomic uint32_t nthreads;
@@ -491,9 +492,9 @@ static void rec_flusher_start(void)
 static void rec_stats(const char *when)
 {
 	if (R.verbose)
-		rec_say("STATS %s sites=%zu int3_sites=%zu probes=%zu "
+		rec_say("STATS %s sites=%zu neighbour_sites=%zu int3_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
-			" int3_hits=%" PRIu64, when, R.nsites, R.nint3,
+			" int3_hits=%" PRIu64, when, R.nsites, R.nneighbour, R.nint3,
 			R.patch.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
 			atomic_load(&R.int3_hits));
@@ -774,6 +775,14 @@ static int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 			st->end = pr->pc + x.in.length;
 			st->last_transfer = rec_hard_transfer(&x);
 		}
+	}
+	/* a site whose span is more than its first probed instruction */
+	for (size_t k = 0; k < ns; k++) {
+		rec_insn x;
+		const patch_probe *pr = &pv[sv[k].p0].p;
+		if (!sv[k].int3 && !rec_decode(pr->pc, pr->block_end, &x) &&
+		    (sv[k].start != pr->pc || sv[k].end != pr->pc + x.in.length))
+			R.nneighbour++;
 	}
 	*out = sv;
 	*nout = ns;
