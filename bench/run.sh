@@ -7,7 +7,7 @@
 #     recorded trace into the count sink, value-trace size and counts;
 #   at size F (B shrunk so that a full-tracing value file stays well under
 #     2 GB): native, recorded, full tracing (skel gen --all-accesses), and
-#     replay into text (to /dev/null);
+#     replay into bin (to /dev/null);
 #   at size L (about 1/100 of B's work; lackey is ~1000-3000x): native and valgrind lackey.
 # Each time is the median of 5 runs (BENCH_RUNS may ask for more).  Value files go to /tmp (disk) and are deleted right
 # after use.  NEVER point this at /dev/shm.
@@ -97,7 +97,7 @@ AFFINE="matmul stencil triangular"
 
 {
 	echo "# produced by make bench (bench/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), git $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo +dirty); times in seconds, medians; see docs/bench.md"
-	echo "sample,class,size,native_s,recorded_s,online_s,rec_native,online_native,runs_rec,accesses,values,values_per_access,value_bytes,value_bytes_per_access,static_ratio,full_static_ratio,replay_count_s,replay_count_Maps,full_size,native_full_s,recorded_full_s,full_s,full_native,rec_full,runs_full,full_bytes,full_bytes_per_access,text_accesses,replay_text_s,replay_text_Maps,lackey_size,native_lackey_s,lackey_s,lackey_native"
+	echo "sample,class,size,native_s,recorded_s,online_s,rec_native,online_native,runs_rec,accesses,values,values_per_access,value_bytes,value_bytes_per_access,static_ratio,full_static_ratio,replay_count_s,replay_count_Maps,full_size,native_full_s,recorded_full_s,full_s,full_native,rec_full,runs_full,full_bytes,full_bytes_per_access,bin_accesses,replay_bin_s,replay_bin_Maps,lackey_size,native_lackey_s,lackey_s,lackey_native"
 } > "$CSV"
 
 T0=$(date +%s)
@@ -152,7 +152,7 @@ echo "$SAMPLES" | while read -r name B F L; do
 	"$SKEL" record "$sk" -o "$vF" -- "$app" $argF > /dev/null 2>&1 || die "record $name (F)"
 	"$SKEL" replay "$sk" "$vF" --format count > "$W/cnt" 2>&1 || die "replay $name (F)"
 	set -- $(counts "$W/cnt"); taccF=$1
-	rtxt=$(timeit "" "$SKEL" replay "$sk" "$vF" --format text -o /dev/null)
+	rtxt=$(timeit "" "$SKEL" replay "$sk" "$vF" --format bin -o /dev/null)
 	rm -f "$vF"
 	full=$(timeit "$vFF" "$SKEL" record "$fk" -o "$vFF" -- "$app" $argF); runs_full=$(cat "$W/nruns")
 	"$SKEL" record "$fk" -o "$vFF" -- "$app" $argF > /dev/null 2>&1 || die "full record $name"
@@ -187,7 +187,7 @@ function f(x, d) { return x == "n/a" ? "n/a" : sprintf("%." d "f", x) }
 function g(x) { return x == "n/a" ? "n/a" : sprintf("%.3g", x) }
 END {
 	fmt = "%-10s %9s %7s %7s %7s %7s %7s | %8s %7s %8s | %8s %8s | %6s %8s %8s | %7s %7s\n"
-	printf fmt, "sample", "size", "native", "rec", "online", "rec/nat", "onl/nat", "F size", "full/nat", "rec/full", "L size", "lck/nat", "static", "val/acc", "B/acc", "cnt M/s", "txt M/s"
+	printf fmt, "sample", "size", "native", "rec", "online", "rec/nat", "onl/nat", "F size", "full/nat", "rec/full", "L size", "lck/nat", "static", "val/acc", "B/acc", "cnt M/s", "bin M/s"
 	printf fmt, "", "(B)", "s", "s", "s", "", "", "", "@F", "@F", "", "@L", "", "", "", "", ""
 	aff_ok = 1; vpa_ok = 1; bpa_ok = 1; faster_ok = 1; rep_ok = 1
 	for (i = 1; i <= n; i++) {
