@@ -18,6 +18,9 @@
  * desynchronisation (skeleton and stream disagree), 2 on unusable input;
  * a truncated or corrupt value trace is replayed up to the damage and
  * reported (exit 4). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+#endif
 #include "replay/format.h"
 #include "replay/skel_rt.h"
 
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 extern const char sk_binary_id[];
@@ -108,6 +112,10 @@ typedef struct stream {
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
 	uint64_t base;          /* words before cur */
+	/* for the progress line, read by the main thread (relaxed atomics):
+	 * base and cur->w, copied when they change */
+	uint64_t seg_base;
+	const uint64_t *seg_w;
 	jmp_buf end;
 	int how;                /* 1: end of stream, 2: desync */
 	FILE *f;                /* where the output goes */
@@ -429,6 +437,8 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
+	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seg_w, g->w, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -643,6 +653,48 @@ static void begin_output(FILE *f)
 
 /* ------------------------------------------------------------ offline */
 
+/* Waits for a stream's replay; when stderr is a terminal and the replay
+ * takes more than a second (SKEL_PROGRESS_DELAY_MS, for tests), keeps one
+ * progress line there (words of the stream replayed, accesses so far),
+ * erased at the end. */
+static void join_with_progress(stream *s, bool quiet)
+{
+	if (quiet || !isatty(2) || !s->nvalues) {
+		pthread_join(s->th, NULL);
+		return;
+	}
+	const char *d = getenv("SKEL_PROGRESS_DELAY_MS");
+	long delay = d && *d ? strtol(d, NULL, 10) : 1000, tick = d && *d ? 10 : 250;
+	struct timespec at;
+	clock_gettime(CLOCK_REALTIME, &at);
+	long waited = 0;
+	bool shown = false;
+	for (;;) {
+		at.tv_nsec += tick * 1000000;
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(s->th, NULL, &at) == 0)
+			break;
+		if ((waited += tick) < delay)
+			continue;
+		uint64_t base = __atomic_load_n(&s->seg_base, __ATOMIC_RELAXED);
+		const uint64_t *w0 = __atomic_load_n(&s->seg_w, __ATOMIC_RELAXED);
+		const uint64_t *w = __atomic_load_n(&s->t.w, __ATOMIC_RELAXED);
+		uint64_t done = base + (w >= w0 ? (uint64_t)(w - w0) : 0);
+		uint64_t acc = __atomic_load_n(&s->t.count[0], __ATOMIC_RELAXED) +
+			       __atomic_load_n(&s->t.count[1], __ATOMIC_RELAXED);
+		fprintf(stderr, "\rskel: replay: thread %u: %5.1f%% of its %" PRIu64 " words, %"
+			PRIu64 " accesses ", s->thread,
+			done > s->nvalues ? 100.0 : 100.0 * (double)done / (double)s->nvalues,
+			s->nvalues, acc);
+		shown = true;
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+}
+
 static int replay_file(const char *values, FILE *out, bool quiet)
 {
 	char err[FMT_ERR_LEN];
@@ -692,12 +744,12 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			else
 				s->qh = s->qt = g;
 		}
-		s->t.w = s->t.begin = s->cur->w;
+		s->t.w = s->t.begin = s->seg_w = s->cur->w;
 		s->t.end = s->cur->w + s->cur->n;
 		fflush(out);
 		sink_begin(s);
 		start_job(s);
-		pthread_join(s->th, NULL);
+		join_with_progress(s, quiet);
 		if (s->how == 2)
 			rc = 3;
 		report_thread(out, s, &tot);

@@ -126,6 +126,17 @@ grep -q "loop at 0x[0-9a-f]* (depth 3): 16000 accesses, 128000 bytes read, 0 byt
 grep -q "loop at 0x[0-9a-f]* (depth 2): 16400 accesses, 128000 bytes read, 3200 bytes written" "$tmp/stats" ||
 	bad "stats matmul 20: depth-2 loop: $(grep 'depth 2' "$tmp/stats")"
 grep -q "stats: online: queue peak" "$tmp/stats" || bad "run --stats: no online line"
+# offline replay shows a progress line when stderr is a terminal (script(1)
+# gives it one; the delay is cut for the test), and only then
+"$skel" record "$tmp/mm.c" -o "$tmp/mm.vals" -- $app 300 >/dev/null 2>&1 || bad "record matmul 300"
+SKEL_PROGRESS_DELAY_MS=0 script -qec "$skel replay $tmp/mm.c $tmp/mm.vals --format count" /dev/null \
+	>"$tmp/tty" 2>&1 || bad "replay under script(1): $(tail -2 "$tmp/tty")"
+tr '\r' '\n' <"$tmp/tty" | grep -q "skel: replay: thread 0: .*% of its [0-9]* words, [0-9]* accesses" ||
+	bad "no progress line on a terminal: $(tr '\r' '\n' <"$tmp/tty" | head -3)"
+grep -q "^total: [0-9]* accesses" "$tmp/tty" || bad "replay under script(1): no total line"
+SKEL_PROGRESS_DELAY_MS=0 "$skel" replay "$tmp/mm.c" "$tmp/mm.vals" --format count >/dev/null 2>"$tmp/err"
+grep -q "% of its" "$tmp/err" && bad "progress line written to a non-terminal"
+rm -f "$tmp/mm.vals"
 # --- 3. SIGKILL under skel run
 app=build/samples/list-O2-pie
 "$skel" gen $app -o "$tmp/list.c" 2>/dev/null
