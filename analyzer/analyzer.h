@@ -209,6 +209,15 @@ typedef struct insn {
 	char text[96];      /* Intel syntax, for printing */
 } insn;
 
+/* Whether the instruction is a string op under a rep prefix. */
+static inline bool insn_is_rep(const insn *in)
+{
+	for (unsigned k = 0; k < in->nmem; k++)
+		if (in->mem[k].flags & MEM_REP)
+			return true;
+	return false;
+}
+
 #define FL_CF 0x01
 #define FL_PF 0x02
 #define FL_AF 0x04

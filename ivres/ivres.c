@@ -409,14 +409,6 @@ static uint32_t probe_site(const analysis *a, uint32_t v, uint8_t *kind)
 
 typedef VEC(probe) probe_vec;
 
-static bool is_rep(const insn *in)
-{
-	for (unsigned k = 0; k < in->nmem; k++)
-		if (in->mem[k].flags & MEM_REP)
-			return true;
-	return false;
-}
-
 /* A rep string op makes rcx accesses from rsi/rdi upwards (the direction
  * flag is assumed clear, as the ABI has it at calls): record the count and
  * the pointers before it, and for repe/repne cmps/scas the count left. */
@@ -426,7 +418,7 @@ static void add_rep_probes(analysis *a, probe_vec *pr)
 	for (uint32_t i = 0; i < r->ninsn; i++) {
 		const insn *in = &r->insns[i];
 		uint32_t b = block_of_insn(r, i);
-		if (!is_rep(in) || (r->blocks[b].idom < 0 && b != 0))
+		if (!insn_is_rep(in) || (r->blocks[b].idom < 0 && b != 0))
 			continue;
 		static const uint8_t regs[] = { R_CX, R_SI, R_DI };
 		for (unsigned k = 0; k < 3; k++)

@@ -494,14 +494,6 @@ static void emit_rep(rgen *g, uint32_t i)
 	fputs("\t} }\n", f);
 }
 
-static bool insn_is_rep(const insn *in)
-{
-	for (unsigned k = 0; k < in->nmem; k++)
-		if (in->mem[k].flags & MEM_REP)
-			return true;
-	return false;
-}
-
 static void emit_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
