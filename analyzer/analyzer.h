@@ -286,13 +286,42 @@ typedef struct program {
 	binary bin;
 	routine *routines;          /* sorted by start */
 	uint32_t nroutines;
+	/* every address control may enter from outside the routine that
+	 * contains it: function symbols (cold parts included), FDE starts,
+	 * the entry point and loader-called code, and code addresses taken
+	 * as values (immediates, RIP-relative operands, pointer-sized data
+	 * words); sorted, unique.  Each is a block start, and no probe span
+	 * crosses one. */
+	uint64_t *entries;
+	uint32_t nentries;
+	/* the code addresses among them taken as values, sorted */
+	uint64_t *taken;
+	uint32_t ntaken;
+	/* indirect-jump targets seen at run time that the analysis had not
+	 * found (program_load_hints), sorted by `at` */
+	struct jump_hint *hints;
+	uint32_t nhints;
 } program;
+
+/* An indirect jump at `at` went to `to` (link-time addresses). */
+typedef struct jump_hint {
+	uint64_t at, to;
+} jump_hint;
 
 /* Loads `path` and builds every routine's CFG, dominators and loops. */
 int program_load(program *p, const char *path, char err[ERR_LEN]);
+/* The same, with targets of indirect jumps seen at run time: each becomes
+ * a block of the jump's routine, so the skeleton follows it. */
+int program_load_hints(program *p, const char *path, const jump_hint *h, size_t n,
+		       char err[ERR_LEN]);
+/* Reads a hints file ("0xAT 0xTO" per line); returns the count (*out
+ * malloc'd), -1 with err set when the file is unreadable or malformed. */
+long hints_read(const char *path, jump_hint **out, char err[ERR_LEN]);
 void program_free(program *p);
 routine *program_routine_at(const program *p, uint64_t start);
 routine *program_routine_named(program *p, const char *name);
+/* Whether addr is in p->entries. */
+bool program_is_entry(const program *p, uint64_t addr);
 
 /* Passes (cfg.c, dom.c, loop.c), run by program_load. */
 void cfg_build(program *p);

@@ -10,6 +10,7 @@
  * set of non-returning ones grows (objtool's dead_end_function() reasons
  * the same way). */
 #include "analyzer/analyzer.h"
+#include "analyzer/jtable.h"
 #include "analyzer/util.h"
 
 #include <stdlib.h>
@@ -27,6 +28,10 @@ typedef struct cfg_ctx {
 	VEC(uint8_t) soft;
 	VEC(uint8_t) demoted;
 	bool seeding_soft;
+	/* possible entries (program.entries) and, among them, the code
+	 * addresses taken as values */
+	addrmap entries, taken;
+	VEC(uint64_t) entry_list, taken_list;
 } cfg_ctx;
 
 static const char *const noreturn_names[] = {
@@ -54,7 +59,7 @@ static bool in_plt(const binary *b, uint64_t a)
 	return s && !strncmp(s->name, ".plt", 4);
 }
 
-static bool is_code(const binary *b, uint64_t a)
+bool cfg_is_code(const binary *b, uint64_t a)
 {
 	size_t avail;
 	return elf_code_at(b, a, &avail) != NULL && !in_plt(b, a);
@@ -76,7 +81,7 @@ static bool is_start(const cfg_ctx *c, uint64_t a)
 static void add_start(cfg_ctx *c, uint64_t a)
 {
 	uint32_t i;
-	if (!is_code(&c->p->bin, a))
+	if (!cfg_is_code(&c->p->bin, a))
 		return;
 	if (addrmap_get(&c->starts, a, &i)) {
 		if (!c->seeding_soft)
@@ -98,372 +103,13 @@ static bool target_noreturn(const cfg_ctx *c, uint64_t t)
 	return addrmap_get(&c->starts, t, &i) && i < c->noret_cap && c->noret[i];
 }
 
-/* ------------------------------------------------------ jump tables */
-
-/* Abstract values for the backward window of a jump table: a linear form
- * a*sym + c over one unknown, or c + load(base + a*sym). */
-enum { AV_LIN, AV_LOAD };
-typedef struct aval {
-	int kind;
-	int sym;            /* -1: none (a constant) */
-	int64_t a, c;
-	uint64_t base;      /* AV_LOAD: table address */
-	uint8_t lsize;
-	bool lsigned;
-} aval;
-
-typedef struct jt_state {
-	aval reg[16];
-	int nsym;
-	int bound_sym;      /* index known to be < bound */
-	int64_t bound;
-	aval cmp_val;       /* last cmp reg, imm (or the address of cmp [m], imm) */
-	int64_t cmp_imm;
-	bool cmp_valid;
-	bool cmp_mem;       /* the compare was on memory operand cmp_m */
-	/* a compared memory operand and its base/index values at the compare;
-	 * once bounded, later loads of the same operand get the bound symbol */
-	mem_access cmp_m;
-	aval cmp_base, cmp_index;
-	mem_access mem_m;
-	aval mem_base, mem_index;
-	int mem_sym;
-	/* cmp al, 0x49; ja default: only the low byte is bounded; a later
-	 * movzx of that byte gets low_sym */
-	uint8_t cmp_size, low_cmp_reg;
-	int low_sym;
-	uint8_t low_reg, low_size;
-} jt_state;
-
-
-static aval av_fresh(jt_state *s)
-{
-	return (aval){ .kind = AV_LIN, .sym = s->nsym++, .a = 1 };
-}
-
-static aval av_const(int64_t c)
-{
-	return (aval){ .kind = AV_LIN, .sym = -1, .c = c };
-}
-
-static bool av_eq(aval x, aval y)
-{
-	return x.kind == y.kind && x.sym == y.sym && x.a == y.a && x.c == y.c &&
-	       x.base == y.base && x.lsize == y.lsize && x.lsigned == y.lsigned;
-}
-
-static aval reg_or_none(const jt_state *s, uint8_t r)
-{
-	return r < 16 ? s->reg[r] : av_const(0);
-}
-
-/* Same memory operand, with its registers still holding the same values. */
-static bool same_operand(const jt_state *s, const mem_access *m)
-{
-	return m->base == s->mem_m.base && m->index == s->mem_m.index &&
-	       m->scale == s->mem_m.scale && m->disp == s->mem_m.disp &&
-	       m->seg == s->mem_m.seg && m->size == s->mem_m.size &&
-	       av_eq(reg_or_none(s, m->base), s->mem_base) &&
-	       av_eq(reg_or_none(s, m->index), s->mem_index);
-}
-
-/* x + k*y for linear forms sharing at most one unknown; ok=false else. */
-static aval av_add(aval x, aval y, int64_t k, bool *ok)
-{
-	*ok = false;
-	if (y.kind == AV_LOAD && x.kind == AV_LIN && x.sym < 0 && k == 1) {
-		y.c += x.c;
-		*ok = true;
-		return y;
-	}
-	if (x.kind == AV_LOAD && y.kind == AV_LIN && y.sym < 0) {
-		x.c += k * y.c;
-		*ok = true;
-		return x;
-	}
-	if (x.kind != AV_LIN || y.kind != AV_LIN)
-		return x;
-	if (x.sym >= 0 && y.sym >= 0 && x.sym != y.sym)
-		return x;
-	aval r = av_const(x.c + k * y.c);
-	r.sym = x.sym >= 0 ? x.sym : y.sym;
-	r.a = (x.sym >= 0 ? x.a : 0) + k * (y.sym >= 0 ? y.a : 0);
-	if (r.a == 0)
-		r.sym = -1;
-	*ok = true;
-	return r;
-}
-
-static aval jt_addr(jt_state *s, const mem_access *m, bool *ok)
-{
-	*ok = true;
-	if (m->seg != SEG_NONE || m->addr32) {
-		*ok = false;
-		return av_const(0);
-	}
-	aval v = av_const(m->disp);
-	if (m->base != R_NONE)
-		v = av_add(v, s->reg[m->base], 1, ok);
-	if (*ok && m->index != R_NONE)
-		v = av_add(v, s->reg[m->index], m->scale, ok);
-	return v;
-}
-
-static bool plausible_table(const binary *b, uint64_t a)
-{
-	const elf_section *sec = elf_section_at(b, a);
-	return sec && sec->alloc && sec->data && !sec->exec;
-}
-
-static void jt_set(jt_state *s, const insn *in, int r, aval v)
-{
-	if (r == s->low_reg)
-		s->low_sym = -1;
-	/* a 1- or 2-byte write merges into an unknown upper part */
-	if (in->wsize[r] < 4)
-		v = av_fresh(s);
-	s->reg[r] = v;
-}
-
-static void jt_clobber(jt_state *s, const insn *in, int skip)
-{
-	for (int r = 0; r < 16; r++)
-		if (r != skip && (in->writes & REG_BIT(r))) {
-			s->reg[r] = av_fresh(s);
-			if (r == s->low_reg)
-				s->low_sym = -1;
-		}
-	if (in->writes & REG_BIT(R_FLAGS))
-		s->cmp_valid = false;
-	for (unsigned k = 0; k < in->nmem; k++)
-		if (in->mem[k].kind & ACC_W)
-			s->mem_sym = -1;
-}
-
-static void jt_load(jt_state *s, const binary *b, const insn *in, int dst,
-		    bool sign)
-{
-	bool ok;
-	const mem_access *m = &in->mem[in->opd[1].mem];
-	aval addr = jt_addr(s, m, &ok);
-	if (s->mem_sym >= 0 && !sign && same_operand(s, m)) {
-		jt_set(s, in, dst, (aval){ .kind = AV_LIN, .sym = s->mem_sym, .a = 1 });
-		return;
-	}
-	if (!ok || addr.sym < 0 || !plausible_table(b, (uint64_t)addr.c)) {
-		jt_set(s, in, dst, av_fresh(s));
-		return;
-	}
-	aval v = { .kind = AV_LOAD, .sym = addr.sym, .a = addr.a,
-		   .base = (uint64_t)addr.c, .lsize = (uint8_t)m->size,
-		   .lsigned = sign && m->size < 8 };
-	if (in->opd[0].size == 4 && m->size == 4)
-		v.lsigned = false;
-	s->reg[dst] = v;
-}
-
-/* An index bounded by `cmp x, imm; ja default` (we are on the fall-through
- * path) gets a symbol of its own, so later copies of it share the bound. */
-static void jt_bound(jt_state *s, const insn *in)
-{
-	if (!s->cmp_valid || s->cmp_imm < 0)
-		return;
-	int64_t n;
-	if (in->cond == CC_A)
-		n = s->cmp_imm + 1;
-	else if (in->cond == CC_AE)
-		n = s->cmp_imm;
-	else
-		return;
-	aval v = s->cmp_val;
-	if (s->cmp_mem) {
-		/* cmp byte [m], 9; ja default; movzx esi, byte [m] */
-		s->mem_m = s->cmp_m;
-		s->mem_base = s->cmp_base;
-		s->mem_index = s->cmp_index;
-		s->mem_sym = s->bound_sym = s->nsym++;
-		s->bound = n;
-		return;
-	}
-	if (s->cmp_size < 4) {
-		s->low_sym = s->bound_sym = s->nsym++;
-		s->low_reg = s->low_cmp_reg;
-		s->low_size = s->cmp_size;
-		s->bound = n;
-		return;
-	}
-	if (v.kind != AV_LIN || v.sym < 0 || v.a != 1)
-		return;
-	int sym = s->nsym++;
-	for (int r = 0; r < 16; r++) {
-		aval *x = &s->reg[r];
-		if (x->kind == AV_LIN && x->sym == v.sym && x->a == 1 && x->c == v.c)
-			*x = (aval){ .kind = AV_LIN, .sym = sym, .a = 1 };
-	}
-	s->bound_sym = sym;
-	s->bound = n;
-}
-
-static void jt_step(jt_state *s, const binary *b, const insn *in)
-{
-	const operand *d = &in->opd[0], *src = &in->opd[1];
-	int dst = d->type == OPD_REG && !d->high8 ? d->reg : -1;
-	bool ok = false;
-	aval v;
-
-	switch (in->op) {
-	case OP_MOV:
-	case OP_MOVZX:
-	case OP_MOVSX:
-		if (in->op == OP_MOVSX && in->nopd == 0 && s->reg[R_AX].kind == AV_LOAD &&
-		    in->wsize[R_AX] == 8) {
-			/* cdqe */
-			s->reg[R_AX].lsigned = true;
-			return;
-		}
-		if (dst < 0)
-			break;
-		if (src->type == OPD_IMM) {
-			jt_set(s, in, dst, av_const(src->imm));
-			return;
-		}
-		if (src->type == OPD_MEM) {
-			jt_load(s, b, in, dst, in->op == OP_MOVSX);
-			return;
-		}
-		if (in->op == OP_MOVZX && src->type == OPD_REG && !src->high8 &&
-		    s->low_sym >= 0 && src->reg == s->low_reg && src->size == s->low_size) {
-			jt_set(s, in, dst, (aval){ .kind = AV_LIN, .sym = s->low_sym, .a = 1 });
-			return;
-		}
-		if (in->nopd == 2 && src->type == OPD_REG && !src->high8 && src->size >= 4) {
-			v = s->reg[src->reg];
-			if (in->op == OP_MOVSX && v.kind == AV_LOAD && v.lsize == 4)
-				v.lsigned = true;
-			jt_set(s, in, dst, v);
-			return;
-		}
-		break;
-	case OP_LEA:
-		if (dst < 0)
-			break;
-		v = jt_addr(s, &in->mem[d->type == OPD_REG ? in->opd[1].mem : 0], &ok);
-		if (ok) {
-			jt_set(s, in, dst, v);
-			return;
-		}
-		break;
-	case OP_ADD:
-	case OP_SUB:
-		if (dst < 0)
-			break;
-		if (src->type == OPD_IMM)
-			v = av_add(s->reg[dst], av_const(src->imm), in->op == OP_ADD ? 1 : -1, &ok);
-		else if (src->type == OPD_REG)
-			v = av_add(s->reg[dst], s->reg[src->reg], in->op == OP_ADD ? 1 : -1, &ok);
-		if (ok) {
-			s->cmp_valid = false;
-			jt_set(s, in, dst, v);
-			return;
-		}
-		break;
-	case OP_SHL:
-		if (dst >= 0 && src->type == OPD_IMM && s->reg[dst].kind == AV_LIN &&
-		    src->imm >= 0 && src->imm < 8) {
-			s->reg[dst].a <<= src->imm;
-			s->reg[dst].c <<= src->imm;
-			s->cmp_valid = false;
-			return;
-		}
-		break;
-	case OP_CMP:
-		if (d->type == OPD_REG && !d->high8 && src->type == OPD_IMM) {
-			s->cmp_val = s->reg[d->reg];
-			s->cmp_imm = d->size < 8 ? (int64_t)((uint64_t)src->imm &
-							      (~0ull >> (64 - 8 * d->size)))
-						 : src->imm;
-			s->cmp_valid = true;
-			s->cmp_mem = false;
-			s->cmp_size = d->size;
-			s->low_cmp_reg = d->reg;
-			return;
-		}
-		if (d->type == OPD_MEM && src->type == OPD_IMM) {
-			const mem_access *m = &in->mem[d->mem];
-			s->cmp_m = *m;
-			s->cmp_base = reg_or_none(s, m->base);
-			s->cmp_index = reg_or_none(s, m->index);
-			s->cmp_imm = src->imm;
-			s->cmp_valid = true;
-			s->cmp_mem = true;
-			return;
-		}
-		break;
-	case OP_JCC:
-		jt_bound(s, in);
-		return;
-	case OP_NOP:
-		return;
-	default:
-		break;
-	}
-	jt_clobber(s, in, -1);
-}
-
-/* Resolves the jump table of the indirect jump `jmp` from the straight-line
- * window[0..n) of instructions before it (window[n-1] is the jump).  Fills
- * targets; returns their number, 0 when not a recognised bounded table. */
-static size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
-			 uint64_t **targets)
-{
-	jt_state s = { .bound_sym = -1, .mem_sym = -1, .low_sym = -1, .low_reg = R_NONE };
-	for (int r = 0; r < 16; r++)
-		s.reg[r] = av_fresh(&s);
-	for (size_t i = 0; i + 1 < n; i++)
-		jt_step(&s, b, window[i]);
-
-	const insn *j = window[n - 1];
-	aval t;
-	bool ok = false;
-	if (j->opd[0].type == OPD_MEM) {
-		aval addr = jt_addr(&s, &j->mem[j->opd[0].mem], &ok);
-		if (!ok || addr.sym < 0)
-			return 0;
-		t = (aval){ .kind = AV_LOAD, .sym = addr.sym, .a = addr.a,
-			    .base = (uint64_t)addr.c, .lsize = 8 };
-	} else if (j->opd[0].type == OPD_REG) {
-		t = s.reg[j->opd[0].reg];
-	} else {
-		return 0;
-	}
-	if (t.kind != AV_LOAD || t.sym != s.bound_sym || s.bound <= 0 ||
-	    s.bound > 4096 || t.a != t.lsize || (t.lsize != 4 && t.lsize != 8))
-		return 0;
-
-	uint64_t *out = xmalloc((size_t)s.bound * sizeof *out);
-	for (int64_t k = 0; k < s.bound; k++) {
-		uint64_t e;
-		if (elf_read(b, t.base + (uint64_t)(k * t.a), t.lsize, &e) < 0)
-			goto bad;
-		if (t.lsize == 4 && t.lsigned)
-			e = (uint64_t)(int64_t)(int32_t)e;
-		out[k] = e + (uint64_t)t.c;
-		if (!is_code(b, out[k]))
-			goto bad;
-	}
-	*targets = out;
-	return (size_t)s.bound;
-bad:
-	free(out);
-	return 0;
-}
-
 /* ------------------------------------------------- routine building */
 
 typedef struct jtable {
 	uint64_t at;        /* address of the indirect jump */
 	uint64_t *t;
 	size_t n;
+	bool guess;         /* unresolved: the targets it may have in the routine */
 } jtable;
 
 typedef struct rbuild {
@@ -474,6 +120,7 @@ typedef struct rbuild {
 	addrmap leaders;
 	VEC(uint64_t) work;
 	VEC(jtable) tables;
+	VEC(uint32_t) pending;  /* indirect jumps not resolved yet */
 	VEC(uint64_t) callees;
 } rbuild;
 
@@ -488,20 +135,25 @@ static void leader(rbuild *rb, uint64_t a)
 static bool leaves_routine(rbuild *rb, uint64_t t)
 {
 	const binary *b = &rb->c->p->bin;
-	return (t != rb->r->start && is_start(rb->c, t)) || !is_code(b, t);
+	return (t != rb->r->start && is_start(rb->c, t)) || !cfg_is_code(b, t);
 }
 
-static void try_jump_table(rbuild *rb, uint32_t idx)
+/* Tries to resolve the indirect jump at insns[idx]; `rc` (NULL on the
+ * first try) gives the registers known before each instruction. */
+static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hints)
 {
 	enum { WINDOW = 24 };
 	const insn *win[WINDOW];
+	uint32_t widx[WINDOW];
 	size_t n = 0;
 	uint32_t i = idx, k;
+	widx[n] = idx;
 	win[n++] = &rb->insns.a[idx];
 	while (n < WINDOW && addrmap_get(&rb->ends, rb->insns.a[i].addr, &k)) {
 		uint8_t f = rb->insns.a[k].flow;
 		if (f != FLOW_NEXT && f != FLOW_CJUMP && f != FLOW_SYSCALL)
 			break;
+		widx[n] = k;
 		win[n++] = &rb->insns.a[k];
 		i = k;
 	}
@@ -511,14 +163,15 @@ static void try_jump_table(rbuild *rb, uint32_t idx)
 		win[n - 1 - x] = tmp;
 	}
 	uint64_t *t = NULL;
-	size_t nt = jt_resolve(&rb->c->p->bin, win, n, &t);
+	size_t nt = jt_resolve(&rb->c->p->bin, win, n, rc ? &rc[widx[n - 1]] : NULL, hints, &t);
 	if (!nt)
-		return;
-	jtable jt = { rb->insns.a[idx].addr, t, nt };
+		return false;
+	jtable jt = { rb->insns.a[idx].addr, t, nt, false };
 	vec_push(rb->tables, jt);
 	for (size_t x = 0; x < nt; x++)
 		if (!leaves_routine(rb, t[x]))
 			leader(rb, t[x]);
+	return true;
 }
 
 /* Decodes from `a` along fall-through until a control transfer. */
@@ -571,7 +224,8 @@ static void trace_from(rbuild *rb, uint64_t a)
 				leader(rb, next);
 			return;
 		case FLOW_IJUMP:
-			try_jump_table(rb, idx);
+			if (!try_jump_table(rb, idx, NULL, false))
+				vec_push(rb->pending, idx);
 			return;
 		default: /* ret, halt */
 			return;
@@ -598,6 +252,158 @@ static const jtable *find_table(const rbuild *rb, uint64_t at)
 	return NULL;
 }
 
+static int rb_index_of(const void *ctx, uint64_t a)
+{
+	uint32_t i;
+	return addrmap_get(&((const rbuild *)ctx)->at, a, &i) ? (int)i : -1;
+}
+
+static size_t rb_table_of(const void *ctx, uint64_t at, const uint64_t **t)
+{
+	const jtable *jt = find_table(ctx, at);
+	*t = jt ? jt->t : NULL;
+	return jt ? jt->n : 0;
+}
+
+/* Indirect jumps the straight-line window could not resolve get a second
+ * chance with the constants that reach them (a table base set before a
+ * loop, kept in a callee-saved register); new cases may hold new jumps,
+ * so this repeats until nothing changes. */
+static void resolve_pending(rbuild *rb)
+{
+	for (int round = 0; round < 8 && rb->pending.n; round++) {
+		jt_code c = { .insns = rb->insns.a, .n = rb->insns.n, .start = rb->r->start,
+			      .index_of = rb_index_of, .table_of = rb_table_of, .ctx = rb };
+		regconst *rc = regconst_solve(&c);
+		size_t kept = 0, resolved = 0;
+		for (size_t i = 0; i < rb->pending.n; i++) {
+			if (try_jump_table(rb, rb->pending.a[i], rc, false) ||
+			    try_jump_table(rb, rb->pending.a[i], rc, true))
+				resolved++;
+			else
+				rb->pending.a[kept++] = rb->pending.a[i];
+		}
+		rb->pending.n = kept;
+		free(rc);
+		if (!resolved)
+			return;
+		while (rb->work.n)
+			trace_from(rb, rb->work.a[--rb->work.n]);
+	}
+}
+
+/* Decodes the leaders queued since, and gives the jumps still unresolved
+ * another chance. */
+static void decode_more(rbuild *rb)
+{
+	while (rb->work.n)
+		trace_from(rb, rb->work.a[--rb->work.n]);
+	resolve_pending(rb);
+}
+
+/* Targets seen at run time for the jumps still unresolved: their code
+ * joins the routine (the jump stays unresolved: any block may follow). */
+static void apply_hints(rbuild *rb)
+{
+	const program *p = rb->c->p;
+	for (int round = 0; round < 8 && p->nhints && rb->pending.n; round++) {
+		bool any = false;
+		for (size_t i = 0; i < rb->pending.n; i++) {
+			uint64_t at = rb->insns.a[rb->pending.a[i]].addr;
+			for (uint32_t k = 0; k < p->nhints; k++) {
+				uint32_t one;
+				uint64_t to = p->hints[k].to;
+				if (p->hints[k].at != at || leaves_routine(rb, to) ||
+				    addrmap_get(&rb->leaders, to, &one))
+					continue;
+				leader(rb, to);
+				any = true;
+			}
+		}
+		if (!any)
+			return;
+		decode_more(rb);
+	}
+}
+
+/* The extent of the function starting at `start`: its FDE's range, else
+ * its symbol's size; false when neither is known. */
+static bool function_extent(const binary *b, uint64_t start, uint64_t *lo, uint64_t *hi)
+{
+	size_t l = 0, h = b->nfdes;
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (b->fde_starts[m] <= start)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l && start < b->fde_ends[l - 1]) {
+		*lo = b->fde_starts[l - 1];
+		*hi = b->fde_ends[l - 1];
+		return true;
+	}
+	for (size_t i = 0; i < b->nfuncs; i++)
+		if (b->funcs[i].addr == start && b->funcs[i].size) {
+			*lo = start;
+			*hi = start + b->funcs[i].size;
+			return true;
+		}
+	return false;
+}
+
+/* A jump still unresolved may go to any code address its function takes
+ * as a value (a label's address, `&&label` in GNU C) and to the targets
+ * seen at run time: those become blocks of the routine and the jump's
+ * successors, so the analysis sees the edges the skeleton follows. */
+static bool taken_in_extent(const rbuild *rb, uint64_t a, uint64_t lo, uint64_t hi)
+{
+	uint32_t one;
+	return a > lo && a < hi && addrmap_get(&rb->c->taken, a, &one);
+}
+
+static void add_taken_targets(rbuild *rb)
+{
+	const cfg_ctx *c = rb->c;
+	uint64_t lo, hi;
+	if (!rb->pending.n || !function_extent(&c->p->bin, rb->r->start, &lo, &hi))
+		return;
+	bool any = false;
+	for (size_t i = 0; i < c->entry_list.n; i++) {
+		uint64_t a = c->entry_list.a[i];
+		uint32_t one;
+		if (!taken_in_extent(rb, a, lo, hi) || leaves_routine(rb, a) ||
+		    addrmap_get(&rb->leaders, a, &one))
+			continue;
+		leader(rb, a);
+		any = true;
+	}
+	if (any)
+		decode_more(rb);
+}
+
+static void record_guesses(rbuild *rb)
+{
+	const cfg_ctx *c = rb->c;
+	const program *p = c->p;
+	uint64_t lo = 0, hi = 0;
+	bool extent = function_extent(&p->bin, rb->r->start, &lo, &hi);
+	for (size_t i = 0; i < rb->pending.n; i++) {
+		uint64_t at = rb->insns.a[rb->pending.a[i]].addr;
+		VEC(uint64_t) t = {0};
+		for (uint32_t k = 0; k < p->nhints; k++)
+			if (p->hints[k].at == at && !leaves_routine(rb, p->hints[k].to))
+				vec_push(t, p->hints[k].to);
+		for (size_t k = 0; extent && k < c->entry_list.n; k++) {
+			uint64_t a = c->entry_list.a[k];
+			if (taken_in_extent(rb, a, lo, hi) && !leaves_routine(rb, a))
+				vec_push(t, a);
+		}
+		jtable jt = { at, t.a, t.n, true };
+		vec_push(rb->tables, jt);
+	}
+}
+
 static void add_succ(routine *r, uint32_t from, uint64_t to)
 {
 	int t = cfg_block_of(r, to);
@@ -620,6 +426,7 @@ static void form_blocks(rbuild *rb)
 	for (uint32_t i = 0; i < r->ninsn; i++) {
 		const insn *in = &r->insns[i];
 		bool start = i == 0 || addrmap_get(&rb->leaders, in->addr, &dummy) ||
+			     addrmap_get(&rb->c->entries, in->addr, &dummy) ||
 			     ends_block(&r->insns[i - 1]) ||
 			     r->insns[i - 1].addr + r->insns[i - 1].len != in->addr;
 		if (start) {
@@ -688,9 +495,14 @@ static void link_block(rbuild *rb, uint32_t bi)
 		break;
 	case FLOW_IJUMP:
 		jt = find_table(rb, last->addr);
-		if (!jt) {
+		if (!jt || jt->guess) {
+			/* the skeleton follows only these edges; any other
+			 * target inside the program stops the replay (and is
+			 * noted for the next analysis) */
 			b->flags |= BLK_IJUMP;
 			r->partial = true;
+			for (size_t k = 0; jt && k < jt->n; k++)
+				add_succ(r, bi, jt->t[k]);
 			break;
 		}
 		b->flags |= BLK_JUMPTABLE;
@@ -766,6 +578,10 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	leader(&rb, start);
 	while (rb.work.n)
 		trace_from(&rb, rb.work.a[--rb.work.n]);
+	resolve_pending(&rb);
+	apply_hints(&rb);
+	add_taken_targets(&rb);
+	record_guesses(&rb);
 
 	if (rb.insns.n)
 		qsort(rb.insns.a, rb.insns.n, sizeof *rb.insns.a, cmp_insn);
@@ -787,6 +603,7 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	for (size_t i = 0; i < rb.tables.n; i++)
 		free(rb.tables.a[i].t);
 	free(rb.tables.a);
+	free(rb.pending.a);
 	free(rb.work.a);
 	free(rb.callees.a);
 	addrmap_free(&rb.at);
@@ -843,6 +660,9 @@ static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 		if (!c->soft.a[s] || c->demoted.a[s] || c->list.a[s] == c->p->bin.entry)
 			continue;
 		uint64_t a = c->list.a[s];
+		uint32_t one;
+		if (addrmap_get(&c->taken, a, &one))
+			continue; /* a cold part's address is never taken */
 		size_t jumpers = 0;
 		bool called = false;
 		for (size_t i = 0; i < nr && !called; i++) {
@@ -862,6 +682,70 @@ static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 	return any;
 }
 
+static void add_entry(cfg_ctx *c, uint64_t a)
+{
+	if (!cfg_is_code(&c->p->bin, a) || addrmap_get(&c->entries, a, &(uint32_t){0}))
+		return;
+	addrmap_put(&c->entries, a, 1);
+	vec_push(c->entry_list, a);
+}
+
+static bool add_taken(cfg_ctx *c, uint64_t a)
+{
+	if (!cfg_is_code(&c->p->bin, a) || addrmap_get(&c->taken, a, &(uint32_t){0}))
+		return false;
+	addrmap_put(&c->taken, a, 1);
+	vec_push(c->taken_list, a);
+	add_entry(c, a);
+	return true;
+}
+
+/* Entries known before any code is decoded: symbols, FDEs, the loader's
+ * calls, pointer-sized words in data. */
+static void seed_entries(cfg_ctx *c)
+{
+	const binary *b = &c->p->bin;
+	for (size_t i = 0; i < b->nfuncs; i++)
+		add_entry(c, b->funcs[i].addr);
+	for (size_t i = 0; i < b->nfdes; i++)
+		add_entry(c, b->fde_starts[i]);
+	for (size_t i = 0; i < b->ninit_funcs; i++)
+		add_entry(c, b->init_funcs[i]);
+	add_entry(c, b->entry);
+	for (size_t i = 0; i < b->nsections; i++) {
+		const elf_section *s = &b->sections[i];
+		if (!s->alloc || s->exec || !s->data)
+			continue;
+		for (uint64_t off = (8 - s->addr % 8) % 8; off + 8 <= s->size; off += 8) {
+			uint64_t v;
+			memcpy(&v, s->data + off, 8);
+			add_taken(c, v);
+		}
+	}
+}
+
+/* Code addresses the decoded instructions take as values; returns whether
+ * any is new. */
+static bool collect_taken(cfg_ctx *c, const routine *rs, size_t nr)
+{
+	bool any = false;
+	for (size_t k = 0; k < nr; k++)
+		for (uint32_t i = 0; i < rs[k].ninsn; i++) {
+			const insn *in = &rs[k].insns[i];
+			if (in->flow == FLOW_JUMP || in->flow == FLOW_CJUMP || in->flow == FLOW_CALL)
+				continue;
+			/* position-independent code takes no address as an immediate:
+			 * a PIE's immediates are sizes and masks */
+			for (unsigned o = 0; o < in->nopd && !c->p->bin.pie; o++)
+				if (in->opd[o].type == OPD_IMM)
+					any |= add_taken(c, (uint64_t)in->opd[o].imm);
+			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
+				if (in->mem[m].flags & MEM_RIPREL)
+					any |= add_taken(c, (uint64_t)in->mem[m].disp);
+		}
+	return any;
+}
+
 static int cmp_routine(const void *x, const void *y)
 {
 	const routine *a = x, *b = y;
@@ -872,6 +756,7 @@ void cfg_build(program *p)
 {
 	cfg_ctx c = { .p = p };
 	seed_starts(&c);
+	seed_entries(&c);
 	routine *rs = NULL;
 	size_t nr = 0;
 	bool changed = true;
@@ -891,6 +776,7 @@ void cfg_build(program *p)
 			for (uint32_t k = 0; k < rs[i].ncallees; k++)
 				add_start(&c, rs[i].callees[k]);
 		}
+		changed |= collect_taken(&c, rs, nr);
 		changed |= demote_cold_parts(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {
 			c.noret = xrealloc(c.noret, c.list.n);
@@ -920,11 +806,21 @@ void cfg_build(program *p)
 		qsort(rs, nr, sizeof *rs, cmp_routine);
 	p->routines = rs;
 	p->nroutines = (uint32_t)nr;
+	if (c.entry_list.n)
+		qsort(c.entry_list.a, c.entry_list.n, sizeof *c.entry_list.a, cmp_u64);
+	p->entries = c.entry_list.a;
+	p->nentries = (uint32_t)c.entry_list.n;
+	if (c.taken_list.n)
+		qsort(c.taken_list.a, c.taken_list.n, sizeof *c.taken_list.a, cmp_u64);
+	p->taken = c.taken_list.a;
+	p->ntaken = (uint32_t)c.taken_list.n;
 	free(c.list.a);
 	free(c.noret);
 	free(c.soft.a);
 	free(c.demoted.a);
 	addrmap_free(&c.starts);
+	addrmap_free(&c.entries);
+	addrmap_free(&c.taken);
 }
 
 int cfg_block_of(const routine *r, uint64_t addr)

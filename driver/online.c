@@ -187,16 +187,21 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 	char err[ERR_LEN];
 	if (elf_open(&b, app, err) < 0)
 		return skel_fail(app, err);
-	char name[200];
-	snprintf(name, sizeof name, "%s.c", b.id_hex);
+	char name[200], id[160];
+	snprintf(id, sizeof id, "%s", b.id_hex);
+	snprintf(name, sizeof name, "%s.c", id);
 	elf_close(&b);
 	cache_path(path, n, name);
-	struct stat cs, ss;
+	char targets[PATH_MAX];
+	snprintf(name, sizeof name, "%s.targets", id);
+	cache_path(targets, sizeof targets, name);
+	struct stat cs, ss, ts;
 	if (stat(path, &cs) == 0 &&
-	    (stat("/proc/self/exe", &ss) < 0 || ss.st_mtime <= cs.st_mtime))
+	    (stat("/proc/self/exe", &ss) < 0 || ss.st_mtime <= cs.st_mtime) &&
+	    (stat(targets, &ts) < 0 || ts.st_mtime < cs.st_mtime))
 		return 0;
 	program p;
-	if (program_load(&p, app, err) < 0)
+	if (load_analyzed(&p, app, "trace", err) < 0)
 		return skel_fail(app, err);
 	char tmp[PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());

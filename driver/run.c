@@ -103,6 +103,15 @@ int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t
 	return 0;
 }
 
+static const char *cache_dir(void);
+/* Indirect-jump targets a replay found outside the skeleton are noted in
+ * the cache beside the binary's identity; every later analysis of that
+ * binary follows them (so the second run is never a dead end). */
+static void targets_path(const char *id_hex, char *out, size_t n)
+{
+	snprintf(out, n, "%s/%s.targets", cache_dir(), id_hex);
+}
+
 static const char *cache_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -205,6 +214,29 @@ char *compile_skeleton(const char *skel_path)
 
 /* ---------------------------------------------------------------- gen */
 
+int load_analyzed(program *p, const char *app, const char *why, char err[ERR_LEN])
+{
+	binary b;
+	if (elf_open(&b, app, err) < 0)
+		return -1;
+	char path[PATH_MAX];
+	targets_path(b.id_hex, path, sizeof path);
+	elf_close(&b);
+	jump_hint *h = NULL;
+	char herr[ERR_LEN];
+	long n = access(path, F_OK) == 0 ? hints_read(path, &h, herr) : 0;
+	if (n < 0) {
+		fprintf(stderr, "skel: %s: %s (ignored)\n", path, herr);
+		n = 0;
+	} else if (n > 0) {
+		fprintf(stderr, "skel: %s: following %ld indirect-jump target%s seen at run time (%s)\n",
+			why, n, n == 1 ? "" : "s", path);
+	}
+	int rc = program_load_hints(p, app, h, (size_t)n, err);
+	free(h);
+	return rc;
+}
+
 int cmd_gen(int argc, char **argv)
 {
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
@@ -228,7 +260,7 @@ int cmd_gen(int argc, char **argv)
 	o.app = app;
 	program p;
 	char err[ERR_LEN];
-	if (program_load(&p, app, err) < 0)
+	if (load_analyzed(&p, app, "gen", err) < 0)
 		return skel_fail(app, err);
 	FILE *f = out ? fopen(out, "w") : stdout;
 	if (!f) {

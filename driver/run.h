@@ -32,6 +32,10 @@ int run_wait(char **argv, const char *out_path);
  * why); the caller unlinks patch_out, the patch file, once it exited. */
 pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 		   const char *valgrind_log, char patch_out[PATH_MAX]);
+/* program_load with the indirect-jump targets earlier replays noted for
+ * APP's identity (in the cache); says so on stderr, prefixed by `why`. */
+struct program;
+int load_analyzed(struct program *p, const char *app, const char *why, char err[256]);
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
 

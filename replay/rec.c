@@ -170,7 +170,10 @@ typedef int (*rec_sigaction_fn)(int, const struct sigaction *,
 typedef int (*rec_pthread_create_fn)(pthread_t *, const pthread_attr_t *,
 				     void *(*)(void *), void *);
 typedef void (*rec_exit_fn)(int);
+typedef int (*rec_sigmask_fn)(int, const sigset_t *, sigset_t *);
 REC_REAL(sigaction, rec_sigaction_fn)
+REC_REAL(sigprocmask, rec_sigmask_fn)
+REC_REAL(pthread_sigmask, rec_sigmask_fn)
 REC_REAL(pthread_create, rec_pthread_create_fn)
 REC_REAL(_exit, rec_exit_fn)
 
@@ -1491,6 +1494,15 @@ REC_EXPORT int sigaction(int sig, const struct sigaction *act,
 			*old = prev;
 		return 0;
 	}
+	/* a handler that runs with SIGTRAP or SIGSEGV blocked would turn an
+	 * int3 site or a buffer guard hit into a kill */
+	struct sigaction mine;
+	if (act) {
+		mine = *act;
+		sigdelset(&mine.sa_mask, SIGTRAP);
+		sigdelset(&mine.sa_mask, SIGSEGV);
+		act = &mine;
+	}
 	if (!rec_is_fatal(sig))
 		return rec_sys_sigaction(sig, act, old);
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, cur;
@@ -1514,6 +1526,29 @@ REC_EXPORT int sigaction(int sig, const struct sigaction *act,
 	if (act)
 		rec_fatal_ours[sig] = 0;
 	return 0;
+}
+
+/* The program may block every signal (sigfillset): SIGTRAP and SIGSEGV
+ * stay deliverable, since a synchronous trap that is blocked kills the
+ * process.  The old mask the program reads back is the kernel's. */
+static int rec_mask(rec_sigmask_fn fn, int how, const sigset_t *set, sigset_t *old)
+{
+	if (!R.active || !set || how == SIG_UNBLOCK)
+		return fn(how, set, old);
+	sigset_t mine = *set;
+	sigdelset(&mine, SIGTRAP);
+	sigdelset(&mine, SIGSEGV);
+	return fn(how, &mine, old);
+}
+
+REC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return rec_mask(rec_real_sigprocmask(), how, set, old);
+}
+
+REC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return rec_mask(rec_real_pthread_sigmask(), how, set, old);
 }
 
 /* glibc's signal() has BSD semantics and calls sigaction internally,

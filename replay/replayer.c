@@ -481,6 +481,54 @@ void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
 	longjmp(s->end, 2);
 }
 
+extern const uint64_t sk_entry_pcs[] __attribute__((weak));
+extern const unsigned sk_nentry_pcs __attribute__((weak));
+extern const uint64_t sk_code_ranges[] __attribute__((weak));
+extern const unsigned sk_ncode_ranges __attribute__((weak));
+
+void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
+{
+	if (&sk_nentry_pcs) {
+		size_t lo = 0, hi = sk_nentry_pcs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (sk_entry_pcs[mid] < to)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < sk_nentry_pcs && sk_entry_pcs[lo] == to)
+			return;
+	}
+	bool inside = !&sk_ncode_ranges;
+	for (unsigned i = 0; !inside && i < sk_ncode_ranges; i++)
+		inside = to >= sk_code_ranges[2 * i] && to < sk_code_ranges[2 * i + 1];
+	if (!inside)
+		return;
+	/* noted for the next analysis of this binary, in the cache where the
+	 * driver looks (run.c: load_analyzed), so the next run follows it */
+	char path[4096];
+	const char *out = getenv("SKEL_TARGETS_OUT");
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (!out || !*out) {
+		if (x && *x)
+			snprintf(path, sizeof path, "%s/skel/%s.targets", x, sk_binary_id);
+		else
+			snprintf(path, sizeof path, "%s/.cache/skel/%s.targets", h && *h ? h : "/tmp",
+				 sk_binary_id);
+		out = path;
+	}
+	FILE *f = fopen(out, "a");
+	if (f) {
+		fprintf(f, "0x%" PRIx64 " 0x%" PRIx64 "\n", pc, to);
+		fclose(f);
+		fprintf(stderr, "skel: replay: target 0x%" PRIx64 " of the indirect jump at 0x%" PRIx64
+			" noted in %s: the next `skel gen` or `skel trace` of this binary follows it\n",
+			to, pc, out);
+	}
+	sk_desync(t, pc, "indirect jump to a target the analysis did not find", to);
+}
+
 static void *replay_stream(void *arg)
 {
 	stream *s = arg;

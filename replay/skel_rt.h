@@ -51,6 +51,11 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
  * online, when more words turn out to follow, it returns. */
 void sk_crashed(sk_thread *t);
 void sk_dispatch(sk_thread *t, uint64_t word);
+/* An indirect jump to `to` (link-time) that is none of the jumping
+ * routine's blocks: returns when it is an indirect tail call (the start of
+ * a routine entered by entry word, or code outside the analyzed program),
+ * so the caller's dispatch loop goes on; stops the replay otherwise. */
+void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to);
 
 static inline uint64_t sk_in(sk_thread *t)
 {

@@ -131,7 +131,7 @@ static bool falls_only_into(const gen *g, const routine *r, int32_t p, int32_t b
 		return false;
 	const block *pb = &r->blocks[p], *bb = &r->blocks[b];
 	if (pb->end != bb->start || bb->npred != 1 || bb->pred[0] != (uint32_t)p ||
-	    (bb->flags & BLK_ENTRY) || !pb->ninsn || program_routine_at(g->p, bb->start) ||
+	    (bb->flags & BLK_ENTRY) || !pb->ninsn || program_is_entry(g->p, bb->start) ||
 	    addrmap_get(&g->shared, bb->start, &one))
 		return false;
 	const insn *last = &r->insns[pb->first + pb->ninsn - 1];
@@ -372,17 +372,18 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 	const block *b = &r->blocks[bi];
 	FILE *f = g->g->f;
 	fprintf(f, "\t{ uint64_t to = IN() - t->bias; switch (to) {\n");
-	const uint32_t *succ = b->succ;
-	uint32_t n = b->nsucc;
-	bool all = !(b->flags & BLK_JUMPTABLE);
-	/* an unresolved jump may go to any block of the routine */
-	for (uint32_t k = 0; k < (all ? r->nblocks : n); k++) {
-		uint32_t s = all ? k : succ[k];
+	/* a jump table's targets, or an unresolved jump's possible targets
+	 * in the routine (cfg.c): the analysis knows these edges only */
+	for (uint32_t k = 0; k < b->nsucc; k++) {
+		uint32_t s = b->succ[k];
 		fprintf(f, "\tcase 0x%" PRIx64 "ull: ", r->blocks[s].start);
 		emit_edge(g, bi, s);
 		fputc('\n', f);
 	}
-	fprintf(f, "\tdefault: sk_desync(t, 0x%" PRIx64 "ull, \"indirect jump to an unknown target\", to);\n"
+	/* elsewhere: a tail call through a pointer (to an analyzed routine,
+	 * whose entry word follows, or out of the analyzed code) returns to
+	 * the dispatch loop; sk_ijump_other stops on a target it cannot be */
+	fprintf(f, "\tdefault: sk_ijump_other(t, 0x%" PRIx64 "ull, to); return;\n"
 		"\t} }\n", r->insns[i].addr);
 }
 
@@ -662,8 +663,6 @@ static void emit_routine(rgen *g)
 	/* the caller consumed the entry word; a jump back to the entry
 	 * passes the entry probe again */
 	bool again = r->blocks[0].npred > 0;
-	for (uint32_t bi = 0; bi < r->nblocks; bi++)
-		again |= (r->blocks[bi].flags & BLK_IJUMP) != 0;
 	if (again) {
 		fputs("\tgoto B0;\nB0_again:\n", f);
 		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\nB0:\n", r->start,
@@ -787,27 +786,10 @@ static void find_internal(gen *g)
 	TAKE(b->entry);
 	for (size_t i = 0; i < b->ninit_funcs; i++)
 		TAKE(b->init_funcs[i]);
-	for (size_t i = 0; i < b->nsections; i++) {
-		const elf_section *s = &b->sections[i];
-		if (!s->alloc || s->exec || !s->data)
-			continue;
-		for (uint64_t off = (8 - s->addr % 8) % 8; off + 8 <= s->size; off += 8) {
-			uint64_t v;
-			memcpy(&v, s->data + off, 8);
-			TAKE(v);
-		}
-	}
+	for (uint32_t i = 0; i < p->ntaken; i++)
+		TAKE(p->taken[i]);
 	for (uint32_t k = 0; k < n; k++) {
 		const routine *r = &p->routines[k];
-		for (uint32_t i = 0; i < r->ninsn; i++) {
-			const insn *in = &r->insns[i];
-			for (unsigned o = 0; o < in->nopd; o++)
-				if (in->opd[o].type == OPD_IMM)
-					TAKE((uint64_t)in->opd[o].imm);
-			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
-				if (in->mem[m].flags & MEM_RIPREL)
-					TAKE((uint64_t)in->mem[m].disp);
-		}
 		/* entered in ways a call site cannot pass values through */
 		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
 			const block *bl = &r->blocks[bi];
@@ -879,6 +861,27 @@ static void emit_dispatch(gen *g)
 			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",
 				(uint64_t)SK_ENTRY(i), i);
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
+
+	/* for sk_ijump_other: where an indirect jump may land */
+	fputs("\nconst uint64_t sk_entry_pcs[] = {\n", f);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->p->nroutines; i++)
+		if (g->p->routines[i].nblocks && !g->internal[i]) {
+			fprintf(f, "\t0x%" PRIx64 "ull,\n", g->p->routines[i].start);
+			n++;
+		}
+	fprintf(f, "\t~0ull\n};\nconst unsigned sk_nentry_pcs = %u;\n", n);
+	fputs("const uint64_t sk_code_ranges[] = {\n", f);
+	n = 0;
+	for (size_t i = 0; i < g->p->bin.nsections; i++) {
+		const elf_section *sec = &g->p->bin.sections[i];
+		if (sec->exec && sec->alloc && strncmp(sec->name, ".plt", 4)) {
+			fprintf(f, "\t0x%" PRIx64 "ull, 0x%" PRIx64 "ull,\t/* %s */\n", sec->addr,
+				sec->addr + sec->size, sec->name);
+			n++;
+		}
+	}
+	fprintf(f, "\t0, 0\n};\nconst unsigned sk_ncode_ranges = %u;\n", n);
 }
 
 typedef struct pc_scope {
