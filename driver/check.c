@@ -226,6 +226,9 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "skel: check: usage: skel check [SKEL] -- APP [ARGS...]\n");
 		return 2;
 	}
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
+		return 1;
 	char dir[] = "/tmp/skel-check-XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("skel: check: mkdtemp");
@@ -241,7 +244,7 @@ int cmd_check(int argc, char **argv)
 		char self[PATH_MAX];
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
-		char *gav[] = { self, "gen", app[0], "-o", gen_path, NULL };
+		char *gav[] = { self, "gen", app_path, "-o", gen_path, NULL };
 		if (run_wait(gav, NULL) != 0)
 			goto out;
 		skel = gen_path;
@@ -249,7 +252,7 @@ int cmd_check(int argc, char **argv)
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		goto out;
-	int st = record_run(skel, vals, app, log);
+	int st = record_run(skel, vals, app_path, app, log);
 	if (st < 0) {
 		free(bin);
 		goto out;
@@ -279,8 +282,8 @@ int cmd_check(int argc, char **argv)
 	}
 	binary b;
 	char berr[ERR_LEN];
-	if (elf_open(&b, app[0], berr) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", app[0], berr);
+	if (elf_open(&b, app_path, berr) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", app_path, berr);
 		vtrace_streams_free(&s);
 		goto out;
 	}

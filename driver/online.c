@@ -41,7 +41,7 @@ static int wait_status(pid_t pid)
  * the exit status for skel: the program's; if the program exited 0 but the
  * replay failed, the replayer's. */
 static int online_run(const char *skel, const char *out, const char *format, bool stats,
-		      char **app)
+		      const char *app_path, char **app)
 {
 	char *bin = compile_skeleton(skel);
 	if (!bin)
@@ -94,7 +94,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 	char patch_path[PATH_MAX];
 	/* the program's stdin, stdout and stderr are ours; while it runs, a
 	 * terminal's ^C reaches it (and the replayer) directly */
-	pid_t pid = record_start(skel, fifo, app, NULL, patch_path);
+	pid_t pid = record_start(skel, fifo, app_path, app, NULL, patch_path);
 	if (pid < 0)	/* nothing will come: the replayer need not say so */
 		kill(rpid, SIGTERM);
 	int prc = pid < 0 ? -1 : wait_status(pid);
@@ -156,7 +156,10 @@ int cmd_run(int argc, char **argv)
 	if (!skel || !app)
 		return skel_usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
-	return online_run(skel, out, format, stats, app);
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
+		return 1;
+	return online_run(skel, out, format, stats, app_path, app);
 }
 
 /* The cache: $XDG_CACHE_HOME/skel, else ~/.cache/skel. */
@@ -235,8 +238,8 @@ int cmd_trace(int argc, char **argv)
 	if (!app)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
-	char path[PATH_MAX];
-	if (cached_skeleton(app[0], path, sizeof path))
+	char app_path[PATH_MAX], path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0 || cached_skeleton(app_path, path, sizeof path))
 		return 1;
-	return online_run(path, out, format, stats, app);
+	return online_run(path, out, format, stats, app_path, app);
 }

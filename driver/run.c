@@ -68,6 +68,48 @@ const char *skel_home(void)
 	}
 }
 
+static bool executable_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* An empty element of $PATH is the current directory, as in a shell;
+ * without $PATH, the system's default path (what execvp searches). */
+int skel_find_app(const char *app, char path[PATH_MAX])
+{
+	if (strchr(app, '/')) {
+		if (strlen(app) >= PATH_MAX)
+			return skel_fail(app, strerror(ENAMETOOLONG)), -1;
+		strcpy(path, app);
+		return 0;
+	}
+	char defpath[256] = "/bin:/usr/bin";
+	const char *dirs = getenv("PATH");
+	if (!dirs) {
+		confstr(_CS_PATH, defpath, sizeof defpath);
+		dirs = defpath;
+	}
+	while (*app) {
+		size_t n = strcspn(dirs, ":");
+		if (n == 0)
+			snprintf(path, PATH_MAX, "./%s", app);
+		else
+			snprintf(path, PATH_MAX, "%.*s/%s", (int)n, dirs, app);
+		if (executable_file(path))
+			return 0;
+		if (!dirs[n])
+			break;
+		dirs += n + 1;
+	}
+	if (*app && exists(app))
+		fprintf(stderr, "skel: %s: not found in PATH (./%s for the file in this "
+			"directory)\n", app, app);
+	else
+		skel_fail(app, "not found in PATH");
+	return -1;
+}
+
 char *read_text(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -208,6 +250,7 @@ char *compile_skeleton(const char *skel_path)
 int cmd_gen(int argc, char **argv)
 {
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
+	char app_path[PATH_MAX];
 	skel_opts o = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -225,6 +268,9 @@ int cmd_gen(int argc, char **argv)
 	}
 	if (!app)
 		return skel_usage_error("gen: missing APP");
+	if (skel_find_app(app, app_path) < 0)
+		return 1;
+	app = app_path;
 	o.app = app;
 	program p;
 	char err[ERR_LEN];
@@ -294,11 +340,11 @@ static int check_identity(const char *skel_path, const char *text, const char *a
 	return rc;
 }
 
-int record_run(const char *skel_path, const char *values, char **app_argv,
-	       const char *valgrind_log)
+int record_run(const char *skel_path, const char *values, const char *app_path,
+	       char **app_argv, const char *valgrind_log)
 {
 	char patch_path[PATH_MAX];
-	pid_t pid = record_start(skel_path, values, app_argv, valgrind_log, patch_path);
+	pid_t pid = record_start(skel_path, values, app_path, app_argv, valgrind_log, patch_path);
 	if (pid < 0)
 		return -1;
 	int st;
@@ -308,8 +354,8 @@ int record_run(const char *skel_path, const char *values, char **app_argv,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-pid_t record_start(const char *skel_path, const char *values, char **app_argv,
-		   const char *valgrind_log, char patch_out[PATH_MAX])
+pid_t record_start(const char *skel_path, const char *values, const char *app_path,
+		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX])
 {
 	size_t len;
 	char *text = read_text(skel_path, &len);
@@ -317,7 +363,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 		skel_fail(skel_path, strerror(errno));
 		return -1;
 	}
-	if (check_identity(skel_path, text, app_argv[0])) {
+	if (check_identity(skel_path, text, app_path)) {
 		free(text);
 		return -1;
 	}
@@ -360,16 +406,19 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 			 * fault's context: valgrind must keep them all exact */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn", logopt };
+			/* the file found; valgrind gives its client that path
+			 * as argv[0] (it has no way to pass another) */
 			for (size_t i = 0; i < 5; i++)
 				vec_push(av, pre[i]);
-			for (char **a = app_argv; *a; a++)
+			vec_push(av, (char *)app_path);
+			for (char **a = app_argv + 1; *a; a++)
 				vec_push(av, *a);
 			vec_push(av, (char *)NULL);
 			execvp("valgrind", av.a);
 		} else {
-			execvp(app_argv[0], app_argv);
+			execv(app_path, app_argv);
 		}
-		fprintf(stderr, "skel: %s: %s\n", app_argv[0], strerror(errno));
+		fprintf(stderr, "skel: %s: %s\n", valgrind_log ? "valgrind" : app_path, strerror(errno));
 		_exit(127);
 	}
 	if (pid < 0) {
@@ -409,7 +458,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!skel || !out || !app)
 		return skel_usage_error("record: usage: skel record SKEL -o VALUES -- APP [ARGS...]");
-	int rc = record_run(skel, out, app, NULL);
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
+		return 1;
+	int rc = record_run(skel, out, app_path, app, NULL);
 	if (rc < 0)
 		return 1;
 	if (rc >= 128)

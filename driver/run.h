@@ -1,4 +1,5 @@
-/* run.h — the driver's run-time commands: gen, record, replay, check. */
+/* run.h — the driver's run-time commands (gen, record, replay, check, run,
+ * trace) and what they share. */
 #ifndef SKEL_DRIVER_RUN_H
 #define SKEL_DRIVER_RUN_H
 
@@ -18,20 +19,26 @@ int cmd_trace(int argc, char **argv);	/* online.c */
 int skel_fail(const char *file, const char *msg);
 int skel_usage_error(const char *msg);
 const char *skel_home(void);
+/* APP as a shell finds it: a name with a '/' as it is, else the first
+ * executable regular file of that name in $PATH.  0, or -1 after printing
+ * "skel: APP: not found in PATH". */
+int skel_find_app(const char *app, char path[PATH_MAX]);
 char *read_text(const char *path, size_t *len);
 int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len);
 /* Compiles the skeleton (cached by content hash); returns the path of the
  * replayer program (malloc'd) or NULL after printing why. */
 char *compile_skeleton(const char *skel_path);
-/* Runs APP under the recorder; returns the exit status as a shell would
- * report it (128+signal when killed), or -1 when it could not start. */
-int record_run(const char *skel_path, const char *values, char **app_argv,
-	       const char *valgrind_log);
+/* Runs APP_PATH (found by skel_find_app) under the recorder, with
+ * app_argv as its argv (argv[0] as the user typed it); returns the exit
+ * status as a shell would report it (128+signal when killed), or -1 when
+ * it could not start. */
+int record_run(const char *skel_path, const char *values, const char *app_path,
+	       char **app_argv, const char *valgrind_log);
 int run_wait(char **argv, const char *out_path);
 /* record_run without the wait: the program's pid (or -1 after printing
  * why); the caller unlinks patch_out, the patch file, once it exited. */
-pid_t record_start(const char *skel_path, const char *values, char **app_argv,
-		   const char *valgrind_log, char patch_out[PATH_MAX]);
+pid_t record_start(const char *skel_path, const char *values, const char *app_path,
+		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX]);
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
 

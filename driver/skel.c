@@ -61,6 +61,9 @@ static const char usage[] =
 "  -h, --help                    this text\n"
 "  --version                     the version\n"
 "\n"
+"APP is found as a shell finds it: a name without '/' in $PATH (so `skel trace\n"
+"-- ls` works), a name with '/' as it is.\n"
+"\n"
 "Scope: the main executable's code; accesses made inside shared libraries are\n"
 "not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
 
@@ -158,6 +161,10 @@ static int cmd_view(int argc, char **argv, enum view v)
 		return 2;
 	if (a.dot && !a.func)
 		return skel_usage_error("--dot needs FUNC");
+	char app_path[PATH_MAX];
+	if (skel_find_app(a.app, app_path) < 0)
+		return 1;
+	a.app = app_path;
 	if (load(&p, a.app))
 		return 1;
 	int rc = 0;

@@ -57,5 +57,35 @@ grep -q "no routine named" "$tmp/err" || bad "unknown FUNC message: $(cat "$tmp/
 "$skel" --help | grep -q "skel cfg" || bad "--help"
 "$skel" --version | grep -q "^skel " || bad "--version"
 
+# --- APP as a shell finds it: a bare name in $PATH, with its argv[0] as typed
+"$skel" summary ls >"$tmp/bare" 2>"$tmp/err" || bad "skel summary ls: $(cat "$tmp/err")"
+"$skel" summary /usr/bin/ls >"$tmp/full" 2>&1
+[ -s "$tmp/bare" ] && cmp -s "$tmp/bare" "$tmp/full" ||
+	bad "skel summary ls differs from /usr/bin/ls: $(cat "$tmp/bare") / $(cat "$tmp/full")"
+"$skel" loops ls >/dev/null 2>"$tmp/err" || bad "skel loops ls: $(cat "$tmp/err")"
+for c in summary gen loops; do
+	"$skel" $c skel-no-such-program >/dev/null 2>"$tmp/err" && bad "skel $c of an unknown name exited 0"
+	[ "$(cat "$tmp/err")" = "skel: skel-no-such-program: not found in PATH" ] ||
+		bad "skel $c skel-no-such-program: $(cat "$tmp/err")"
+done
+"$skel" trace -- skel-no-such-program 2>"$tmp/err" && bad "skel trace of an unknown name exited 0"
+grep -q "^skel: skel-no-such-program: not found in PATH" "$tmp/err" || bad "trace: $(cat "$tmp/err")"
+# a name without '/' is not taken from the current directory (a shell would not)
+mkdir "$tmp/bin"
+cp build/samples/matmul-O2-pie "$tmp/bin/mm"
+(cd "$tmp/bin" && "$OLDPWD/$skel" summary mm) >/dev/null 2>"$tmp/err" && bad "a bare name found outside PATH"
+grep -q "^skel: mm: not found in PATH (./mm for the file in this directory)" "$tmp/err" ||
+	bad "bare name in the current directory: $(cat "$tmp/err")"
+printf '#include <stdio.h>\nint main(int c, char **v) { (void)c; printf("argv0=%%s\\n", v[0]); return 0; }\n' \
+	>"$tmp/argv0.c"
+cc -O2 -o "$tmp/bin/skelargv0" "$tmp/argv0.c" || bad "cannot build argv0"
+out=$(PATH="$tmp/bin:$PATH" XDG_CACHE_HOME="$tmp/cache" "$skel" trace -o "$tmp/a0.txt" -- skelargv0 2>"$tmp/err")
+[ "$out" = "argv0=skelargv0" ] || bad "skel trace -- skelargv0 printed '$out': $(cat "$tmp/err")"
+grep -q '^# thread 0' "$tmp/a0.txt" || bad "skel trace -- skelargv0: no trace"
+PATH="$tmp/bin:$PATH" "$skel" gen skelargv0 -o "$tmp/a0.c" 2>/dev/null || bad "skel gen skelargv0"
+grep -q "Skeleton of $tmp/bin/skelargv0," "$tmp/a0.c" || bad "gen: the skeleton does not name the file found"
+out=$(PATH="$tmp/bin:$PATH" "$skel" record "$tmp/a0.c" -o "$tmp/a0.vals" -- skelargv0 2>"$tmp/err")
+[ "$out" = "argv0=skelargv0" ] || bad "skel record -- skelargv0 printed '$out': $(cat "$tmp/err")"
+
 [ $fails -eq 0 ] && echo "cli: all checks passed" || echo "cli: $fails failures"
 [ $fails -eq 0 ]
