@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* "skel: FILE: what is wrong" on stderr; returns the exit status 1. */
@@ -168,7 +167,7 @@ static const char *cache_dir(void)
 
 int run_wait(char **argv, const char *out_path)
 {
-	pid_t pid = fork();
+	pid_t pid = child_fork(false);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -178,10 +177,7 @@ int run_wait(char **argv, const char *out_path)
 		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return child_wait(pid);
 }
 
 char *compile_skeleton(const char *skel_path)
@@ -235,13 +231,15 @@ char *compile_skeleton(const char *skel_path)
 	char *cc = getenv("CC") ? getenv("CC") : "gcc";
 	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-std=gnu11",
 			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
+	tmp_track(tmp);
 	int rc = run_wait(argv, NULL);
 	if (rc != 0 || rename(tmp, out) != 0) {
 		skel_fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
-		unlink(tmp);
+		tmp_remove(tmp);
 		free(out);
 		return NULL;
 	}
+	tmp_untrack(tmp);
 	return out;
 }
 
@@ -347,11 +345,9 @@ int record_run(const char *skel_path, const char *values, const char *app_path,
 	pid_t pid = record_start(skel_path, values, app_path, app_argv, valgrind_log, patch_path);
 	if (pid < 0)
 		return -1;
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	unlink(patch_path);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	int rc = child_wait(pid);
+	tmp_remove(patch_path);
+	return rc;
 }
 
 pid_t record_start(const char *skel_path, const char *values, const char *app_path,
@@ -374,11 +370,15 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		return -1;
 	}
 	char *patch_path = patch_out;
-	strcpy(patch_path, "/tmp/skel-patch-XXXXXX");
-	int fd = mkstemp(patch_path);
+	snprintf(patch_path, PATH_MAX, "%s/skel-patch-XXXXXX", tmp_dir());
+	int fd = tmp_mkstemp(patch_path);
 	if (fd < 0 || write(fd, ptext, strlen(ptext)) != (ssize_t)strlen(ptext)) {
+		skel_fail(patch_path, fd < 0 ? strerror(errno) : "cannot write the patch");
 		free(ptext);
-		skel_fail(patch_path, "cannot write the patch");
+		if (fd >= 0) {
+			close(fd);
+			tmp_remove(patch_path);
+		}
 		return -1;
 	}
 	close(fd);
@@ -387,13 +387,15 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());
 	if (!exists(lib)) {
 		skel_fail(lib, "recorder library not built (run make)");
-		unlink(patch_path);
+		tmp_remove(patch_path);
 		return -1;
 	}
 	struct stat vst;	/* skel run's FIFO stays */
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
-	pid_t pid = fork();
+	/* the terminal is the program's while it runs (child.c): it may
+	 * read it, and a ^C there is for it */
+	pid_t pid = child_fork(true);
 	if (pid == 0) {
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
@@ -423,7 +425,7 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	}
 	if (pid < 0) {
 		skel_fail(app_argv[0], strerror(errno));
-		unlink(patch_path);
+		tmp_remove(patch_path);
 	}
 	return pid;
 }

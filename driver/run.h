@@ -36,10 +36,34 @@ int record_run(const char *skel_path, const char *values, const char *app_path,
 	       char **app_argv, const char *valgrind_log);
 int run_wait(char **argv, const char *out_path);
 /* record_run without the wait: the program's pid (or -1 after printing
- * why); the caller unlinks patch_out, the patch file, once it exited. */
+ * why); the caller waits with child_wait and tmp_removes patch_out, the
+ * patch file, once it exited. */
 pid_t record_start(const char *skel_path, const char *values, const char *app_path,
 		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX]);
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
+
+/* Children and temporary files (child.c): on SIGINT, SIGTERM or SIGHUP
+ * the children's process groups are stopped, the tracked files and
+ * directories removed, and skel dies by the signal. */
+void child_signals_init(void);
+/* fork(); the child leads a process group of its own.  TERMINAL (the
+ * program under trace): it gets the terminal while it runs when skel is a
+ * foreground job of its own, and stays in skel's group when skel is in the
+ * foreground inside another's (child.c). */
+pid_t child_fork(bool terminal);
+/* The exit status as a shell reports it (128+N when killed by signal N),
+ * -1 when PID is no child. */
+int child_wait(pid_t pid);
+/* A child holding the terminal died of SIGINT: the user's ^C. */
+bool child_interrupted(void);
+/* RC, or, after a child_interrupted, death by SIGINT. */
+int child_exit(int rc);
+const char *tmp_dir(void);	/* $TMPDIR, else /tmp */
+char *tmp_mkdtemp(char *templ);	/* mkdtemp, and tracked */
+int tmp_mkstemp(char *templ);	/* mkstemp, and tracked */
+void tmp_track(const char *path);
+void tmp_untrack(const char *path);
+void tmp_remove(const char *path);	/* unlink or rmdir, and untrack */
 
 #endif

@@ -62,7 +62,9 @@ static const char usage[] =
 "  --version                     the version\n"
 "\n"
 "APP is found as a shell finds it: a name without '/' in $PATH (so `skel trace\n"
-"-- ls` works), a name with '/' as it is.\n"
+"-- ls` works), a name with '/' as it is.  Temporary files go to $TMPDIR (/tmp\n"
+"by default); on SIGINT, SIGTERM or SIGHUP skel stops what it started, removes\n"
+"them and dies by that signal.\n"
 "\n"
 "Scope: the main executable's code; accesses made inside shared libraries are\n"
 "not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
@@ -201,7 +203,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int command(int argc, char **argv)
 {
 	if (argc < 2)
 		return skel_usage_error("missing COMMAND");
@@ -237,4 +239,10 @@ int main(int argc, char **argv)
 	char msg[128];
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
 	return skel_usage_error(msg);
+}
+
+int main(int argc, char **argv)
+{
+	child_signals_init();
+	return child_exit(command(argc, argv));
 }

@@ -87,5 +87,50 @@ grep -q "Skeleton of $tmp/bin/skelargv0," "$tmp/a0.c" || bad "gen: the skeleton 
 out=$(PATH="$tmp/bin:$PATH" "$skel" record "$tmp/a0.c" -o "$tmp/a0.vals" -- skelargv0 2>"$tmp/err")
 [ "$out" = "argv0=skelargv0" ] || bad "skel record -- skelargv0 printed '$out': $(cat "$tmp/err")"
 
+# --- interrupted: SIGINT to skel check while valgrind runs.  Its children
+# go, its temporary files in $TMPDIR go, and skel dies by SIGINT.  perl
+# starts it with SIGINT at its default (a background job of sh ignores it)
+# and reports how it ended.
+sigrun() { # pidfile command...
+	perl -e '$f = shift; $p = fork; if (!$p) { $SIG{INT} = "DEFAULT"; exec @ARGV; exit 127 }
+		open F, ">", "$f.tmp"; print F "$p\n"; close F; rename "$f.tmp", $f; waitpid $p, 0;
+		print $? & 127 ? "signal " . ($? & 127) : "exit " . ($? >> 8), "\n"' "$@"
+}
+mkdir "$tmp/t"
+TMPDIR="$tmp/t" sigrun "$tmp/pid" "$skel" check -- build/samples/matmul-O2-pie 100 >"$tmp/how" 2>"$tmp/err" &
+w=$!
+i=0 # until valgrind writes its log (or 120 s: then the test fails below)
+while [ $i -lt 1200 ] && ! ls "$tmp"/t/skel-check-*/lackey.log >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
+ls "$tmp"/t/skel-patch-* >/dev/null 2>&1 || bad "check: no patch file in \$TMPDIR while valgrind runs"
+pgrep -f "valgrind.*$tmp/t/skel-check" >/dev/null || bad "check: valgrind not running when interrupted"
+kill -INT "$(cat "$tmp/pid")"
+wait $w
+[ "$(cat "$tmp/how")" = "signal 2" ] || bad "check after SIGINT: $(cat "$tmp/how"), expected signal 2: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/t")" ] || bad "check after SIGINT left: $(ls "$tmp/t")"
+pgrep -f "$tmp/t/" >/dev/null && bad "check after SIGINT: still running: $(pgrep -af "$tmp/t/")"
+grep -qi "sanitizer" "$tmp/err" && bad "check after SIGINT: $(cat "$tmp/err")"
+
+# --- the terminal (script(1) gives one): the program under trace can read
+# it, both when skel is a job of its own (it lends the program the
+# terminal) and when it runs inside a shell's group; a ^C there stops the
+# program, skel shows what it did and ends with status 130
+printf '#include <stdio.h>\nint main(void) { char l[100]; if (!fgets(l, sizeof l, stdin)) return 1; printf("got <%%s>", l); return 0; }\n' \
+	>"$tmp/rd.c"
+cc -O2 -o "$tmp/bin/skelrd" "$tmp/rd.c" || bad "cannot build rd"
+export XDG_CACHE_HOME="$tmp/cache"
+for how in "exec " "true; "; do
+	printf 'hello\n' | timeout 120 script -qec "$how$skel trace -o $tmp/rd.txt -- $tmp/bin/skelrd" /dev/null \
+		>"$tmp/tty" 2>&1 || bad "trace of a terminal reader ($how) failed or hung: $(tail -3 "$tmp/tty")"
+	grep -q "got <hello" "$tmp/tty" || bad "trace of a terminal reader ($how): $(tail -3 "$tmp/tty")"
+done
+{ i=0; while [ $i -lt 1200 ] && ! pgrep -f "^$tmp/bin/skelrd" >/dev/null; do sleep 0.1; i=$((i+1)); done
+  printf '\003'; sleep 1; } |
+	timeout 120 script -qec "exec $skel trace --format count -o $tmp/rd.cnt -- $tmp/bin/skelrd" /dev/null >"$tmp/tty" 2>&1
+rc=$?
+[ $rc -eq 130 ] || bad "^C on the terminal under skel trace: status $rc: $(tail -3 "$tmp/tty")"
+grep -q "skelrd: killed by signal 2" "$tmp/tty" || bad "^C on the terminal did not reach the program: $(tail -3 "$tmp/tty")"
+grep -q "^total: [1-9]" "$tmp/rd.cnt" || bad "^C on the terminal: no trace of what the program did"
+unset XDG_CACHE_HOME
+
 [ $fails -eq 0 ] && echo "cli: all checks passed" || echo "cli: $fails failures"
 [ $fails -eq 0 ]
