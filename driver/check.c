@@ -226,22 +226,33 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "skel: check: usage: skel check [SKEL] -- APP [ARGS...]\n");
 		return 2;
 	}
-	char dir[] = "/tmp/skel-check-XXXXXX";
-	if (!mkdtemp(dir)) {
-		perror("skel: check: mkdtemp");
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
 		return 1;
-	}
+	/* the lackey log alone can take gigabytes: the directory and its
+	 * files go on every way out, a signal's included (child.c) */
+	bool keep = getenv("SKEL_KEEP") != NULL;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/skel-check-XXXXXX", tmp_dir());
+	if (!tmp_mkdtemp(dir))
+		return skel_fail(dir, strerror(errno));
 	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], trace[PATH_MAX];
 	snprintf(gen_path, sizeof gen_path, "%s/skel.c", dir);
 	snprintf(vals, sizeof vals, "%s/app.vals", dir);
 	snprintf(log, sizeof log, "%s/lackey.log", dir);
 	snprintf(trace, sizeof trace, "%s/trace.txt", dir);
+	char *files[] = { gen_path, vals, log, trace };
+	if (keep)	/* a ^C keeps them too */
+		tmp_untrack(dir);
+	else
+		for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+			tmp_track(files[i]);
 	int rc = 1;
 	if (!skel) {
 		char self[PATH_MAX];
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
-		char *gav[] = { self, "gen", app[0], "-o", gen_path, NULL };
+		char *gav[] = { self, "gen", app_path, "-o", gen_path, NULL };
 		if (run_wait(gav, NULL) != 0)
 			goto out;
 		skel = gen_path;
@@ -249,8 +260,8 @@ int cmd_check(int argc, char **argv)
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		goto out;
-	int st = record_run(skel, vals, app, log);
-	if (st < 0) {
+	int st = record_run(skel, vals, app_path, app, log);
+	if (st < 0 || child_interrupted()) {	/* the user's ^C: no check */
 		free(bin);
 		goto out;
 	}
@@ -279,8 +290,8 @@ int cmd_check(int argc, char **argv)
 	}
 	binary b;
 	char berr[ERR_LEN];
-	if (elf_open(&b, app[0], berr) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", app[0], berr);
+	if (elf_open(&b, app_path, berr) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", app_path, berr);
 		vtrace_streams_free(&s);
 		goto out;
 	}
@@ -299,12 +310,10 @@ int cmd_check(int argc, char **argv)
 	elf_close(&b);
 	vtrace_streams_free(&s);
 out:
-	if (!getenv("SKEL_KEEP")) {
-		unlink(gen_path);
-		unlink(vals);
-		unlink(log);
-		unlink(trace);
-		rmdir(dir);
+	if (!keep) {
+		for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+			tmp_remove(files[i]);
+		tmp_remove(dir);
 	} else {
 		fprintf(stderr, "skel check: files kept in %s\n", dir);
 	}

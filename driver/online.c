@@ -2,15 +2,16 @@
  * parallel.
  *
  * The recorder writes its value trace into a FIFO (private directory in
- * /tmp) instead of a file; the replayer (replay/replayer.c --fd) reads the
- * chunks as they come and runs each thread's skeleton on them.  skel run
- * opens both ends of the FIFO itself before starting anything: the read
- * end goes to the replayer, so the recorder's open never blocks; the write
- * end stays here until the program is gone, so the replayer never sees an
- * end of file before the program started, and does see one when it ended
- * (even if it never opened the FIFO).  Back-pressure is the pipe's: a
- * recorder that gets ahead blocks in write.  The replayer always reads to
- * the end, so the program never dies of SIGPIPE because of the replay. */
+ * $TMPDIR, /tmp by default) instead of a file; the replayer
+ * (replay/replayer.c --fd) reads the chunks as they come and runs each
+ * thread's skeleton on them.  skel run opens both ends of the FIFO itself
+ * before starting anything: the read end goes to the replayer, so the
+ * recorder's open never blocks; the write end stays here until the program
+ * is gone, so the replayer never sees an end of file before the program
+ * started, and does see one when it ended (even if it never opened the
+ * FIFO).  Back-pressure is the pipe's: a recorder that gets ahead blocks
+ * in write.  The replayer always reads to the end, so the program never
+ * dies of SIGPIPE because of the replay. */
 #include "driver/run.h"
 #include "analyzer/analyzer.h"
 #include "analyzer/util.h"
@@ -25,34 +26,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-static int wait_status(pid_t pid)
-{
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* Runs APP under the recorder with SKEL's replayer reading along.  Returns
  * the exit status for skel: the program's; if the program exited 0 but the
  * replay failed, the replayer's. */
 static int online_run(const char *skel, const char *out, const char *format, bool stats,
-		      char **app)
+		      const char *app_path, char **app)
 {
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		return 1;
-	char dir[] = "/tmp/skel-run-XXXXXX";
-	if (!mkdtemp(dir)) {
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/skel-run-XXXXXX", tmp_dir());
+	if (!tmp_mkdtemp(dir)) {
+		skel_fail(dir, strerror(errno));
 		free(bin);
-		return skel_fail("/tmp", strerror(errno));
+		return 1;
 	}
-	char fifo[sizeof dir + 16];
+	char fifo[PATH_MAX + 16];
 	snprintf(fifo, sizeof fifo, "%s/values", dir);
+	tmp_track(fifo);
 	int rfd = -1, wfd = -1;
 	if (mkfifo(fifo, 0600) < 0 ||
 	    (rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
@@ -60,8 +54,8 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 		skel_fail(fifo, strerror(errno));
 		if (rfd >= 0)
 			close(rfd);
-		unlink(fifo);
-		rmdir(dir);
+		tmp_remove(fifo);
+		tmp_remove(dir);
 		free(bin);
 		return 1;
 	}
@@ -70,7 +64,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 #ifdef F_SETPIPE_SZ
 	fcntl(rfd, F_SETPIPE_SZ, 1 << 20);	/* fewer switches; fails harmlessly */
 #endif
-	pid_t rpid = fork();
+	pid_t rpid = child_fork(false);
 	if (rpid == 0) {
 		if (rfd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(rfd, 3) < 0)
 			_exit(2);
@@ -86,27 +80,28 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 	close(rfd);
 	if (rpid < 0) {
 		close(wfd);
-		unlink(fifo);
-		rmdir(dir);
+		tmp_remove(fifo);
+		tmp_remove(dir);
 		free(bin);
 		return skel_fail("fork", strerror(errno));
 	}
 	char patch_path[PATH_MAX];
-	/* the program's stdin, stdout and stderr are ours; while it runs, a
-	 * terminal's ^C reaches it (and the replayer) directly */
-	pid_t pid = record_start(skel, fifo, app, NULL, patch_path);
+	/* the program's stdin, stdout and stderr are ours, and so is the
+	 * terminal while it runs: a ^C there is the program's, the replayer
+	 * (a group of its own) goes on to show what it did */
+	pid_t pid = record_start(skel, fifo, app_path, app, NULL, patch_path);
 	if (pid < 0)	/* nothing will come: the replayer need not say so */
 		kill(rpid, SIGTERM);
-	int prc = pid < 0 ? -1 : wait_status(pid);
+	int prc = pid < 0 ? -1 : child_wait(pid);
 	if (pid >= 0)
-		unlink(patch_path);
+		tmp_remove(patch_path);
 	close(wfd);
-	unlink(fifo);
-	rmdir(dir);
+	tmp_remove(fifo);
+	tmp_remove(dir);
 	if (prc >= 128)
 		fprintf(stderr, "skel: %s: killed by signal %d; the trace of what it did follows "
 			"(replay draining)\n", app[0], prc - 128);
-	int rrc = wait_status(rpid);
+	int rrc = child_wait(rpid);
 	free(bin);
 	if (prc < 0)
 		return 1;
@@ -156,7 +151,10 @@ int cmd_run(int argc, char **argv)
 	if (!skel || !app)
 		return skel_usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
-	return online_run(skel, out, format, stats, app);
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
+		return 1;
+	return online_run(skel, out, format, stats, app_path, app);
 }
 
 /* The cache: $XDG_CACHE_HOME/skel, else ~/.cache/skel. */
@@ -205,9 +203,11 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 		return skel_fail(app, err);
 	char tmp[PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	tmp_track(tmp);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		program_free(&p);
+		tmp_untrack(tmp);
 		return skel_fail(tmp, strerror(errno));
 	}
 	skel_opts o = { 0 };
@@ -222,9 +222,10 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 	patch_free(&pt);
 	program_free(&p);
 	if (rc < 0 || rename(tmp, path) != 0) {
-		unlink(tmp);
+		tmp_remove(tmp);
 		return skel_fail(app, rc < 0 ? err : strerror(errno));
 	}
+	tmp_untrack(tmp);
 	fprintf(stderr, "skel: trace: skeleton of %s generated: %u routines, %" PRIu64
 		" probes, cached as %s\n", app, st.routines, st.probes, path);
 	return 0;
@@ -240,8 +241,8 @@ int cmd_trace(int argc, char **argv)
 	if (!app)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
 				   "-- APP [ARGS...]");
-	char path[PATH_MAX];
-	if (cached_skeleton(app[0], path, sizeof path))
+	char app_path[PATH_MAX], path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0 || cached_skeleton(app_path, path, sizeof path))
 		return 1;
-	return online_run(path, out, format, stats, app);
+	return online_run(path, out, format, stats, app_path, app);
 }

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* "skel: FILE: what is wrong" on stderr; returns the exit status 1. */
@@ -66,6 +65,48 @@ const char *skel_home(void)
 		if (exists(rt_h))
 			return home;
 	}
+}
+
+static bool executable_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* An empty element of $PATH is the current directory, as in a shell;
+ * without $PATH, the system's default path (what execvp searches). */
+int skel_find_app(const char *app, char path[PATH_MAX])
+{
+	if (strchr(app, '/')) {
+		if (strlen(app) >= PATH_MAX)
+			return skel_fail(app, strerror(ENAMETOOLONG)), -1;
+		strcpy(path, app);
+		return 0;
+	}
+	char defpath[256] = "/bin:/usr/bin";
+	const char *dirs = getenv("PATH");
+	if (!dirs) {
+		confstr(_CS_PATH, defpath, sizeof defpath);
+		dirs = defpath;
+	}
+	while (*app) {
+		size_t n = strcspn(dirs, ":");
+		if (n == 0)
+			snprintf(path, PATH_MAX, "./%s", app);
+		else
+			snprintf(path, PATH_MAX, "%.*s/%s", (int)n, dirs, app);
+		if (executable_file(path))
+			return 0;
+		if (!dirs[n])
+			break;
+		dirs += n + 1;
+	}
+	if (*app && exists(app))
+		fprintf(stderr, "skel: %s: not found in PATH (./%s for the file in this "
+			"directory)\n", app, app);
+	else
+		skel_fail(app, "not found in PATH");
+	return -1;
 }
 
 char *read_text(const char *path, size_t *len)
@@ -135,7 +176,7 @@ static const char *cache_dir(void)
 
 int run_wait(char **argv, const char *out_path)
 {
-	pid_t pid = fork();
+	pid_t pid = child_fork(false);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -145,10 +186,7 @@ int run_wait(char **argv, const char *out_path)
 		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return child_wait(pid);
 }
 
 char *compile_skeleton(const char *skel_path)
@@ -202,13 +240,15 @@ char *compile_skeleton(const char *skel_path)
 	char *cc = getenv("CC") ? getenv("CC") : "gcc";
 	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-std=gnu11",
 			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
+	tmp_track(tmp);
 	int rc = run_wait(argv, NULL);
 	if (rc != 0 || rename(tmp, out) != 0) {
 		skel_fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
-		unlink(tmp);
+		tmp_remove(tmp);
 		free(out);
 		return NULL;
 	}
+	tmp_untrack(tmp);
 	return out;
 }
 
@@ -240,6 +280,7 @@ int load_analyzed(program *p, const char *app, const char *why, char err[ERR_LEN
 int cmd_gen(int argc, char **argv)
 {
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
+	char app_path[PATH_MAX];
 	skel_opts o = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -257,6 +298,9 @@ int cmd_gen(int argc, char **argv)
 	}
 	if (!app)
 		return skel_usage_error("gen: missing APP");
+	if (skel_find_app(app, app_path) < 0)
+		return 1;
+	app = app_path;
 	o.app = app;
 	program p;
 	char err[ERR_LEN];
@@ -326,22 +370,20 @@ static int check_identity(const char *skel_path, const char *text, const char *a
 	return rc;
 }
 
-int record_run(const char *skel_path, const char *values, char **app_argv,
-	       const char *valgrind_log)
+int record_run(const char *skel_path, const char *values, const char *app_path,
+	       char **app_argv, const char *valgrind_log)
 {
 	char patch_path[PATH_MAX];
-	pid_t pid = record_start(skel_path, values, app_argv, valgrind_log, patch_path);
+	pid_t pid = record_start(skel_path, values, app_path, app_argv, valgrind_log, patch_path);
 	if (pid < 0)
 		return -1;
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	unlink(patch_path);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	int rc = child_wait(pid);
+	tmp_remove(patch_path);
+	return rc;
 }
 
-pid_t record_start(const char *skel_path, const char *values, char **app_argv,
-		   const char *valgrind_log, char patch_out[PATH_MAX])
+pid_t record_start(const char *skel_path, const char *values, const char *app_path,
+		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX])
 {
 	size_t len;
 	char *text = read_text(skel_path, &len);
@@ -349,7 +391,7 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 		skel_fail(skel_path, strerror(errno));
 		return -1;
 	}
-	if (check_identity(skel_path, text, app_argv[0])) {
+	if (check_identity(skel_path, text, app_path)) {
 		free(text);
 		return -1;
 	}
@@ -360,11 +402,15 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 		return -1;
 	}
 	char *patch_path = patch_out;
-	strcpy(patch_path, "/tmp/skel-patch-XXXXXX");
-	int fd = mkstemp(patch_path);
+	snprintf(patch_path, PATH_MAX, "%s/skel-patch-XXXXXX", tmp_dir());
+	int fd = tmp_mkstemp(patch_path);
 	if (fd < 0 || write(fd, ptext, strlen(ptext)) != (ssize_t)strlen(ptext)) {
+		skel_fail(patch_path, fd < 0 ? strerror(errno) : "cannot write the patch");
 		free(ptext);
-		skel_fail(patch_path, "cannot write the patch");
+		if (fd >= 0) {
+			close(fd);
+			tmp_remove(patch_path);
+		}
 		return -1;
 	}
 	close(fd);
@@ -373,13 +419,15 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());
 	if (!exists(lib)) {
 		skel_fail(lib, "recorder library not built (run make)");
-		unlink(patch_path);
+		tmp_remove(patch_path);
 		return -1;
 	}
 	struct stat vst;	/* skel run's FIFO stays */
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
-	pid_t pid = fork();
+	/* the terminal is the program's while it runs (child.c): it may
+	 * read it, and a ^C there is for it */
+	pid_t pid = child_fork(true);
 	if (pid == 0) {
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
@@ -392,21 +440,24 @@ pid_t record_start(const char *skel_path, const char *values, char **app_argv,
 			 * fault's context: valgrind must keep them all exact */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn", logopt };
+			/* the file found; valgrind gives its client that path
+			 * as argv[0] (it has no way to pass another) */
 			for (size_t i = 0; i < 5; i++)
 				vec_push(av, pre[i]);
-			for (char **a = app_argv; *a; a++)
+			vec_push(av, (char *)app_path);
+			for (char **a = app_argv + 1; *a; a++)
 				vec_push(av, *a);
 			vec_push(av, (char *)NULL);
 			execvp("valgrind", av.a);
 		} else {
-			execvp(app_argv[0], app_argv);
+			execv(app_path, app_argv);
 		}
-		fprintf(stderr, "skel: %s: %s\n", app_argv[0], strerror(errno));
+		fprintf(stderr, "skel: %s: %s\n", valgrind_log ? "valgrind" : app_path, strerror(errno));
 		_exit(127);
 	}
 	if (pid < 0) {
 		skel_fail(app_argv[0], strerror(errno));
-		unlink(patch_path);
+		tmp_remove(patch_path);
 	}
 	return pid;
 }
@@ -441,7 +492,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!skel || !out || !app)
 		return skel_usage_error("record: usage: skel record SKEL -o VALUES -- APP [ARGS...]");
-	int rc = record_run(skel, out, app, NULL);
+	char app_path[PATH_MAX];
+	if (skel_find_app(app[0], app_path) < 0)
+		return 1;
+	int rc = record_run(skel, out, app_path, app, NULL);
 	if (rc < 0)
 		return 1;
 	if (rc >= 128)

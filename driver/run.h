@@ -1,4 +1,5 @@
-/* run.h — the driver's run-time commands: gen, record, replay, check. */
+/* run.h — the driver's run-time commands (gen, record, replay, check, run,
+ * trace) and what they share. */
 #ifndef SKEL_DRIVER_RUN_H
 #define SKEL_DRIVER_RUN_H
 
@@ -18,25 +19,55 @@ int cmd_trace(int argc, char **argv);	/* online.c */
 int skel_fail(const char *file, const char *msg);
 int skel_usage_error(const char *msg);
 const char *skel_home(void);
+/* APP as a shell finds it: a name with a '/' as it is, else the first
+ * executable regular file of that name in $PATH.  0, or -1 after printing
+ * "skel: APP: not found in PATH". */
+int skel_find_app(const char *app, char path[PATH_MAX]);
 char *read_text(const char *path, size_t *len);
 int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len);
 /* Compiles the skeleton (cached by content hash); returns the path of the
  * replayer program (malloc'd) or NULL after printing why. */
 char *compile_skeleton(const char *skel_path);
-/* Runs APP under the recorder; returns the exit status as a shell would
- * report it (128+signal when killed), or -1 when it could not start. */
-int record_run(const char *skel_path, const char *values, char **app_argv,
-	       const char *valgrind_log);
+/* Runs APP_PATH (found by skel_find_app) under the recorder, with
+ * app_argv as its argv (argv[0] as the user typed it); returns the exit
+ * status as a shell would report it (128+signal when killed), or -1 when
+ * it could not start. */
+int record_run(const char *skel_path, const char *values, const char *app_path,
+	       char **app_argv, const char *valgrind_log);
 int run_wait(char **argv, const char *out_path);
 /* record_run without the wait: the program's pid (or -1 after printing
- * why); the caller unlinks patch_out, the patch file, once it exited. */
-pid_t record_start(const char *skel_path, const char *values, char **app_argv,
-		   const char *valgrind_log, char patch_out[PATH_MAX]);
+ * why); the caller waits with child_wait and tmp_removes patch_out, the
+ * patch file, once it exited. */
+pid_t record_start(const char *skel_path, const char *values, const char *app_path,
+		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX]);
 /* program_load with the indirect-jump targets earlier replays noted for
  * APP's identity (in the cache); says so on stderr, prefixed by `why`. */
 struct program;
 int load_analyzed(struct program *p, const char *app, const char *why, char err[256]);
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
+
+/* Children and temporary files (child.c): on SIGINT, SIGTERM or SIGHUP
+ * the children's process groups are stopped, the tracked files and
+ * directories removed, and skel dies by the signal. */
+void child_signals_init(void);
+/* fork(); the child leads a process group of its own.  TERMINAL (the
+ * program under trace): it gets the terminal while it runs when skel is a
+ * foreground job of its own, and stays in skel's group when skel is in the
+ * foreground inside another's (child.c). */
+pid_t child_fork(bool terminal);
+/* The exit status as a shell reports it (128+N when killed by signal N),
+ * -1 when PID is no child. */
+int child_wait(pid_t pid);
+/* A child holding the terminal died of SIGINT: the user's ^C. */
+bool child_interrupted(void);
+/* RC, or, after a child_interrupted, death by SIGINT. */
+int child_exit(int rc);
+const char *tmp_dir(void);	/* $TMPDIR, else /tmp */
+char *tmp_mkdtemp(char *templ);	/* mkdtemp, and tracked */
+int tmp_mkstemp(char *templ);	/* mkstemp, and tracked */
+void tmp_track(const char *path);
+void tmp_untrack(const char *path);
+void tmp_remove(const char *path);	/* unlink or rmdir, and untrack */
 
 #endif

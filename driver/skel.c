@@ -61,6 +61,11 @@ static const char usage[] =
 "  -h, --help                    this text\n"
 "  --version                     the version\n"
 "\n"
+"APP is found as a shell finds it: a name without '/' in $PATH (so `skel trace\n"
+"-- ls` works), a name with '/' as it is.  Temporary files go to $TMPDIR (/tmp\n"
+"by default); on SIGINT, SIGTERM or SIGHUP skel stops what it started, removes\n"
+"them and dies by that signal.\n"
+"\n"
 "Scope: the main executable's code; accesses made inside shared libraries are\n"
 "not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
 
@@ -158,6 +163,10 @@ static int cmd_view(int argc, char **argv, enum view v)
 		return 2;
 	if (a.dot && !a.func)
 		return skel_usage_error("--dot needs FUNC");
+	char app_path[PATH_MAX];
+	if (skel_find_app(a.app, app_path) < 0)
+		return 1;
+	a.app = app_path;
 	if (load(&p, a.app))
 		return 1;
 	int rc = 0;
@@ -194,7 +203,7 @@ static int cmd_view(int argc, char **argv, enum view v)
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int command(int argc, char **argv)
 {
 	if (argc < 2)
 		return skel_usage_error("missing COMMAND");
@@ -230,4 +239,10 @@ int main(int argc, char **argv)
 	char msg[128];
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
 	return skel_usage_error(msg);
+}
+
+int main(int argc, char **argv)
+{
+	child_signals_init();
+	return child_exit(command(argc, argv));
 }

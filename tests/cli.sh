@@ -57,5 +57,80 @@ grep -q "no routine named" "$tmp/err" || bad "unknown FUNC message: $(cat "$tmp/
 "$skel" --help | grep -q "skel cfg" || bad "--help"
 "$skel" --version | grep -q "^skel " || bad "--version"
 
+# --- APP as a shell finds it: a bare name in $PATH, with its argv[0] as typed
+"$skel" summary ls >"$tmp/bare" 2>"$tmp/err" || bad "skel summary ls: $(cat "$tmp/err")"
+"$skel" summary /usr/bin/ls >"$tmp/full" 2>&1
+[ -s "$tmp/bare" ] && cmp -s "$tmp/bare" "$tmp/full" ||
+	bad "skel summary ls differs from /usr/bin/ls: $(cat "$tmp/bare") / $(cat "$tmp/full")"
+"$skel" loops ls >/dev/null 2>"$tmp/err" || bad "skel loops ls: $(cat "$tmp/err")"
+for c in summary gen loops; do
+	"$skel" $c skel-no-such-program >/dev/null 2>"$tmp/err" && bad "skel $c of an unknown name exited 0"
+	[ "$(cat "$tmp/err")" = "skel: skel-no-such-program: not found in PATH" ] ||
+		bad "skel $c skel-no-such-program: $(cat "$tmp/err")"
+done
+"$skel" trace -- skel-no-such-program 2>"$tmp/err" && bad "skel trace of an unknown name exited 0"
+grep -q "^skel: skel-no-such-program: not found in PATH" "$tmp/err" || bad "trace: $(cat "$tmp/err")"
+# a name without '/' is not taken from the current directory (a shell would not)
+mkdir "$tmp/bin"
+cp build/samples/matmul-O2-pie "$tmp/bin/mm"
+(cd "$tmp/bin" && "$OLDPWD/$skel" summary mm) >/dev/null 2>"$tmp/err" && bad "a bare name found outside PATH"
+grep -q "^skel: mm: not found in PATH (./mm for the file in this directory)" "$tmp/err" ||
+	bad "bare name in the current directory: $(cat "$tmp/err")"
+printf '#include <stdio.h>\nint main(int c, char **v) { (void)c; printf("argv0=%%s\\n", v[0]); return 0; }\n' \
+	>"$tmp/argv0.c"
+cc -O2 -o "$tmp/bin/skelargv0" "$tmp/argv0.c" || bad "cannot build argv0"
+out=$(PATH="$tmp/bin:$PATH" XDG_CACHE_HOME="$tmp/cache" "$skel" trace -o "$tmp/a0.txt" -- skelargv0 2>"$tmp/err")
+[ "$out" = "argv0=skelargv0" ] || bad "skel trace -- skelargv0 printed '$out': $(cat "$tmp/err")"
+grep -q '^# thread 0' "$tmp/a0.txt" || bad "skel trace -- skelargv0: no trace"
+PATH="$tmp/bin:$PATH" "$skel" gen skelargv0 -o "$tmp/a0.c" 2>/dev/null || bad "skel gen skelargv0"
+grep -q "Skeleton of $tmp/bin/skelargv0," "$tmp/a0.c" || bad "gen: the skeleton does not name the file found"
+out=$(PATH="$tmp/bin:$PATH" "$skel" record "$tmp/a0.c" -o "$tmp/a0.vals" -- skelargv0 2>"$tmp/err")
+[ "$out" = "argv0=skelargv0" ] || bad "skel record -- skelargv0 printed '$out': $(cat "$tmp/err")"
+
+# --- interrupted: SIGINT to skel check while valgrind runs.  Its children
+# go, its temporary files in $TMPDIR go, and skel dies by SIGINT.  perl
+# starts it with SIGINT at its default (a background job of sh ignores it)
+# and reports how it ended.
+sigrun() { # pidfile command...
+	perl -e '$f = shift; $p = fork; if (!$p) { $SIG{INT} = "DEFAULT"; exec @ARGV; exit 127 }
+		open F, ">", "$f.tmp"; print F "$p\n"; close F; rename "$f.tmp", $f; waitpid $p, 0;
+		print $? & 127 ? "signal " . ($? & 127) : "exit " . ($? >> 8), "\n"' "$@"
+}
+mkdir "$tmp/t"
+TMPDIR="$tmp/t" sigrun "$tmp/pid" "$skel" check -- build/samples/matmul-O2-pie 100 >"$tmp/how" 2>"$tmp/err" &
+w=$!
+i=0 # until valgrind writes its log (or 120 s: then the test fails below)
+while [ $i -lt 1200 ] && ! ls "$tmp"/t/skel-check-*/lackey.log >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
+ls "$tmp"/t/skel-patch-* >/dev/null 2>&1 || bad "check: no patch file in \$TMPDIR while valgrind runs"
+pgrep -f "valgrind.*$tmp/t/skel-check" >/dev/null || bad "check: valgrind not running when interrupted"
+kill -INT "$(cat "$tmp/pid")"
+wait $w
+[ "$(cat "$tmp/how")" = "signal 2" ] || bad "check after SIGINT: $(cat "$tmp/how"), expected signal 2: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/t")" ] || bad "check after SIGINT left: $(ls "$tmp/t")"
+pgrep -f "$tmp/t/" >/dev/null && bad "check after SIGINT: still running: $(pgrep -af "$tmp/t/")"
+grep -qi "sanitizer" "$tmp/err" && bad "check after SIGINT: $(cat "$tmp/err")"
+
+# --- the terminal (script(1) gives one): the program under trace can read
+# it, both when skel is a job of its own (it lends the program the
+# terminal) and when it runs inside a shell's group; a ^C there stops the
+# program, skel shows what it did and ends with status 130
+printf '#include <stdio.h>\nint main(void) { char l[100]; if (!fgets(l, sizeof l, stdin)) return 1; printf("got <%%s>", l); return 0; }\n' \
+	>"$tmp/rd.c"
+cc -O2 -o "$tmp/bin/skelrd" "$tmp/rd.c" || bad "cannot build rd"
+export XDG_CACHE_HOME="$tmp/cache"
+for how in "exec " "true; "; do
+	printf 'hello\n' | timeout 120 script -qec "$how$skel trace -o $tmp/rd.txt -- $tmp/bin/skelrd" /dev/null \
+		>"$tmp/tty" 2>&1 || bad "trace of a terminal reader ($how) failed or hung: $(tail -3 "$tmp/tty")"
+	grep -q "got <hello" "$tmp/tty" || bad "trace of a terminal reader ($how): $(tail -3 "$tmp/tty")"
+done
+{ i=0; while [ $i -lt 1200 ] && ! pgrep -f "^$tmp/bin/skelrd" >/dev/null; do sleep 0.1; i=$((i+1)); done
+  printf '\003'; sleep 1; } |
+	timeout 120 script -qec "exec $skel trace --format count -o $tmp/rd.cnt -- $tmp/bin/skelrd" /dev/null >"$tmp/tty" 2>&1
+rc=$?
+[ $rc -eq 130 ] || bad "^C on the terminal under skel trace: status $rc: $(tail -3 "$tmp/tty")"
+grep -q "skelrd: killed by signal 2" "$tmp/tty" || bad "^C on the terminal did not reach the program: $(tail -3 "$tmp/tty")"
+grep -q "^total: [1-9]" "$tmp/rd.cnt" || bad "^C on the terminal: no trace of what the program did"
+unset XDG_CACHE_HOME
+
 [ $fails -eq 0 ] && echo "cli: all checks passed" || echo "cli: $fails failures"
 [ $fails -eq 0 ]
