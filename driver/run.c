@@ -189,6 +189,339 @@ int run_wait(char **argv, const char *out_path)
 	return child_wait(pid);
 }
 
+/* ------------------------------------------------- compiling a skeleton
+ *
+ * gcc -O2 takes 10-15 s over the 2.5 MB skeleton of a program like grep,
+ * spread evenly over its routines and passes.  So the skeleton is compiled
+ * in parts (skelgen marks them, see skelgen.h): hot parts, the small and
+ * loop-bearing routines where a replay spends its time, optimized; cold
+ * parts at -O0, about four times cheaper per line.  The parts go into
+ * about one unit per processor, compiled side by side; the replay runtime
+ * is compiled once and cached by its own content hash.  SKEL_OPT=N
+ * compiles every unit at -ON instead. */
+
+/* Hot units: -O1 and global CSE, which hoists the sink's counters out of
+ * loops; the samples replay as fast as at -O2 (stencil, matmul, csr,
+ * tree, bubble, recursion, hash), for two thirds of -O2's compile time. */
+static char *const hot_flags[] = { "-O1", "-fgcse" };
+/* per byte of skeleton, a hot unit costs gcc about four times a cold one */
+#define HOT_COST 4
+
+typedef struct part {
+	const char *text;
+	size_t len;
+	unsigned line;          /* of its first line in the skeleton */
+	bool hot;
+} part;
+
+typedef struct unit {
+	bool hot;
+	VEC(size_t) parts;      /* indices, in skeleton order */
+	char src[PATH_MAX], obj[PATH_MAX];
+} unit;
+
+/* 1 for a SKEL-UNIT line of class hot, 0 for cold, -1 for any other. */
+static int unit_mark(const char *line, const char *end)
+{
+	size_t m = strlen(SKEL_UNIT_MARK), left = (size_t)(end - line);
+	if (left < m + 7 || memcmp(line, SKEL_UNIT_MARK, m))
+		return -1;
+	if (!memcmp(line + m, "hot */\n", 7))
+		return 1;
+	return left >= m + 8 && !memcmp(line + m, "cold */\n", 8) ? 0 : -1;
+}
+
+/* Cuts the skeleton at its SKEL-UNIT lines; *prelude is the length of the
+ * text before the first.  A skeleton without them (older skel) is one hot
+ * part with no prelude. */
+static size_t split_parts(const char *text, size_t len, size_t *prelude, part **out)
+{
+	VEC(part) v = {0};
+	const char *end = text + len;
+	unsigned line = 1;
+	*prelude = 0;
+	for (const char *p = text; p < end; line++) {
+		int c = unit_mark(p, end);
+		if (c >= 0) {
+			if (v.n)
+				v.a[v.n - 1].len = (size_t)(p - v.a[v.n - 1].text);
+			else
+				*prelude = (size_t)(p - text);
+			part x = { .text = p, .line = line, .hot = c == 1 };
+			vec_push(v, x);
+		}
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	if (v.n) {
+		v.a[v.n - 1].len = (size_t)(end - v.a[v.n - 1].text);
+	} else {
+		part x = { .text = text, .len = len, .line = 1, .hot = true };
+		vec_push(v, x);
+	}
+	*out = v.a;
+	return v.n;
+}
+
+static size_t part_cost(const part *x)
+{
+	return x->len * (x->hot ? HOT_COST : 1);
+}
+
+/* Deals the parts into about `jobs` units of equal cost, hot and cold in
+ * units of their own, each class's parts in order. */
+static size_t plan_units(const part *parts, size_t nparts, unsigned jobs, unit **out)
+{
+	size_t total = 0, cls[2] = { 0, 0 };
+	for (size_t i = 0; i < nparts; i++) {
+		total += part_cost(&parts[i]);
+		cls[parts[i].hot] += part_cost(&parts[i]);
+	}
+	VEC(unit) v = {0};
+	for (int hot = 0; hot < 2; hot++) {
+		if (!cls[hot])
+			continue;
+		size_t k = (jobs * cls[hot] + total / 2) / total, first = v.n, done = 0;
+		k = k ? k : 1;
+		for (size_t j = 0; j < k; j++) {
+			unit u = { .hot = hot };
+			vec_push(v, u);
+		}
+		for (size_t i = 0; i < nparts; i++) {
+			if (parts[i].hot != hot)
+				continue;
+			unit *u = &v.a[first + done * k / cls[hot]];
+			vec_push(u->parts, i);
+			done += part_cost(&parts[i]);
+		}
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < v.n; i++)
+		if (v.a[i].parts.n)
+			v.a[n++] = v.a[i];
+	*out = v.a;
+	return n;
+}
+
+/* `s` as a C string literal's contents (for #line). */
+static void put_c_string(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+/* Writes a unit's source: the prelude and its parts, each under a #line
+ * naming the skeleton, so that the compiler's messages point into it. */
+static int write_unit(const unit *u, const part *parts, const char *text, size_t prelude,
+		      const char *skel_path)
+{
+	FILE *f = fopen(u->src, "w");
+	if (!f)
+		return -1;
+	fputs("#line 1 \"", f);
+	put_c_string(f, skel_path);
+	fputs("\"\n", f);
+	fwrite(text, 1, prelude, f);
+	for (size_t k = 0; k < u->parts.n; k++) {
+		const part *x = &parts[u->parts.a[k]];
+		fprintf(f, "#line %u \"", x->line);
+		put_c_string(f, skel_path);
+		fputs("\"\n", f);
+		fwrite(x->text, 1, x->len, f);
+	}
+	return fclose(f);
+}
+
+static pid_t spawn(char **argv)
+{
+	pid_t pid = child_fork(false);
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The runtime a replayer is linked with, and the headers it includes. */
+static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c" };
+static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h" };
+#define NRUNTIME (sizeof runtime_src / sizeof *runtime_src)
+
+/* One replayer being built: the compilers running, the objects to link. */
+typedef struct build {
+	const char *cc, *home, *cache, *skel_path;
+	char inc1[PATH_MAX + 16], inc2[PATH_MAX + 16];
+	char dir[PATH_MAX];                     /* the units' sources and objects */
+	char rt_obj[NRUNTIME][PATH_MAX];
+	char rt_tmp[NRUNTIME][PATH_MAX + 16];   /* "" when cached already */
+	VEC(pid_t) pids;
+	VEC(char *) link;                       /* the link's argv */
+	bool ok;
+} build;
+
+/* cc [flags] -c -o obj src, in the background. */
+static void build_compile(build *b, char *const flags[2], char *obj, char *src)
+{
+	char *av[] = { (char *)b->cc, "-pipe", "-Wall", "-Werror", "-std=gnu11", "-DSK_ROUTINE=",
+		       b->inc1, b->inc2, "-c", "-o", obj, src, flags[0], flags[1], NULL };
+	pid_t pid = spawn(av);
+	vec_push(b->pids, pid);
+	b->ok &= pid > 0;
+}
+
+/* Waits for every compiler; b->ok stays true if all of them succeeded. */
+static void build_wait(build *b)
+{
+	for (size_t i = 0; i < b->pids.n; i++) {
+		int st;
+		if (b->pids.a[i] <= 0)
+			continue;
+		st = child_wait(b->pids.a[i]);
+		b->ok &= st == 0;
+	}
+	b->pids.n = 0;
+}
+
+/* Adds the runtime's files to the hash h; -1 if one is missing. */
+static int hash_runtime(const char *home, uint64_t *h)
+{
+	char path[PATH_MAX];
+	for (size_t i = 0; i < NRUNTIME * 2; i++) {
+		const char *rel = i < NRUNTIME ? runtime_src[i] : runtime_hdr[i - NRUNTIME];
+		snprintf(path, sizeof path, "%s/%s", home, rel);
+		size_t len;
+		char *t = read_text(path, &len);
+		if (!t) {
+			skel_fail(path, "replay runtime not found (set SKEL_HOME to skel's source tree)");
+			return -1;
+		}
+		*h = skel_fnv1a64(*h, t, len);
+		free(t);
+	}
+	return 0;
+}
+
+/* The runtime's objects, rt-<rh>-NAME.o in the cache: compiled (to a
+ * temporary name, renamed once all went well) unless there already. */
+static void build_runtime(build *b, uint64_t rh)
+{
+	static char *const o2[2] = { "-O2", NULL };
+	for (size_t i = 0; i < NRUNTIME; i++) {
+		const char *base = strrchr(runtime_src[i], '/') + 1;
+		snprintf(b->rt_obj[i], sizeof b->rt_obj[i], "%s/rt-%016" PRIx64 "-%.*s.o", b->cache, rh,
+			 (int)(strlen(base) - 2), base);
+		vec_push(b->link, b->rt_obj[i]);
+		if (exists(b->rt_obj[i]))
+			continue;
+		char src[PATH_MAX];
+		snprintf(src, sizeof src, "%s/%s", b->home, runtime_src[i]);
+		snprintf(b->rt_tmp[i], sizeof b->rt_tmp[i], "%s.%d", b->rt_obj[i], (int)getpid());
+		tmp_track(b->rt_tmp[i]);
+		build_compile(b, o2, b->rt_tmp[i], src);
+	}
+}
+
+/* Writes each unit's source into b->dir and starts its compiler. */
+static void build_units(build *b, unit *units, size_t nunits, const part *parts,
+			const char *text, size_t prelude, char *const hot[2], char *const cold[2])
+{
+	for (size_t i = 0; i < nunits && b->ok; i++) {
+		unit *u = &units[i];
+		snprintf(u->src, sizeof u->src, "%s/unit%zu.c", b->dir, i);
+		snprintf(u->obj, sizeof u->obj, "%s/unit%zu.o", b->dir, i);
+		tmp_track(u->src);
+		tmp_track(u->obj);
+		if (write_unit(u, parts, text, prelude, b->skel_path) != 0) {
+			skel_fail(u->src, strerror(errno));
+			b->ok = false;
+			break;
+		}
+		build_compile(b, u->hot ? hot : cold, u->obj, u->src);
+		vec_push(b->link, u->obj);
+	}
+}
+
+/* The flags of hot and cold units (two each, NULL when unused). */
+static void opt_flags(char *hot[2], char *cold[2], char buf[8])
+{
+	const char *o = getenv("SKEL_OPT");
+	if (o && *o && strlen(o) < 4) {
+		snprintf(buf, 8, "-O%s", o);
+		hot[0] = cold[0] = buf;
+		hot[1] = cold[1] = NULL;
+	} else {
+		hot[0] = hot_flags[0];
+		hot[1] = hot_flags[1];
+		cold[0] = "-O0";
+		cold[1] = NULL;
+	}
+}
+
+static unsigned compile_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+}
+
+/* Builds the replayer `out` from the skeleton's text: units and runtime
+ * compiled side by side, then linked.  Returns 0, or -1 after saying why. */
+static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
+			  char *const hot[2], char *const cold[2], const char *out)
+{
+	part *parts;
+	size_t prelude, nparts = split_parts(text, len, &prelude, &parts);
+	unit *units;
+	size_t nunits = plan_units(parts, nparts, compile_jobs(), &units);
+	char tmp[PATH_MAX + 16];
+	snprintf(tmp, sizeof tmp, "%s.%d", out, (int)getpid());
+	vec_push(b->link, (char *)b->cc);
+	vec_push(b->link, "-o");
+	vec_push(b->link, tmp);
+	tmp_track(tmp);
+	snprintf(b->dir, sizeof b->dir, "%s/build-XXXXXX", b->cache);
+	b->ok = tmp_mkdtemp(b->dir) != NULL;
+	if (!b->ok)
+		skel_fail(b->dir, strerror(errno));
+	else
+		build_units(b, units, nunits, parts, text, prelude, hot, cold);
+	if (b->ok)
+		build_runtime(b, rh);
+	build_wait(b);
+	for (size_t i = 0; i < NRUNTIME; i++)
+		if (b->rt_tmp[i][0] && (!b->ok || rename(b->rt_tmp[i], b->rt_obj[i]) != 0))
+			tmp_remove(b->rt_tmp[i]);
+		else if (b->rt_tmp[i][0])
+			tmp_untrack(b->rt_tmp[i]);
+	vec_push(b->link, "-lpthread");
+	vec_push(b->link, NULL);
+	if (b->ok)
+		b->ok = run_wait(b->link.a, NULL) == 0 && rename(tmp, out) == 0;
+	if (!b->ok) {
+		skel_fail(b->skel_path, "the skeleton does not compile (see the compiler's messages above)");
+		tmp_remove(tmp);
+	} else {
+		tmp_untrack(tmp);
+	}
+	for (size_t i = 0; i < nunits; i++) {
+		if (units[i].src[0]) {
+			tmp_remove(units[i].src);
+			tmp_remove(units[i].obj);
+		}
+		free(units[i].parts.a);
+	}
+	if (b->dir[0])
+		tmp_remove(b->dir);
+	free(units);
+	free(parts);
+	free(b->pids.a);
+	free(b->link.a);
+	return b->ok ? 0 : -1;
+}
+
 char *compile_skeleton(const char *skel_path)
 {
 	size_t len;
@@ -203,52 +536,32 @@ char *compile_skeleton(const char *skel_path)
 		free(text);
 		return NULL;
 	}
-	uint64_t h = skel_fnv1a64(SKEL_FNV1A64_INIT, text, len);
-	h = skel_fnv1a64(h, SKEL_VERSION, strlen(SKEL_VERSION));
-	free(text);
-	const char *home = skel_home();
-	char rt[PATH_MAX];
-	snprintf(rt, sizeof rt, "%s/replay/replayer.c", home);
-	size_t rlen;
-	char *rtext = read_text(rt, &rlen);
-	if (!rtext) {
-		skel_fail(rt, "replay runtime not found (set SKEL_HOME to skel's source tree)");
+	build b = { .cc = getenv("CC") ? getenv("CC") : "gcc", .home = skel_home(),
+		    .cache = cache_dir(), .skel_path = skel_path };
+	snprintf(b.inc1, sizeof b.inc1, "-I%s/replay", b.home);
+	snprintf(b.inc2, sizeof b.inc2, "-I%s", b.home);
+	char *hot[2], *cold[2], obuf[8];
+	opt_flags(hot, cold, obuf);
+	/* the runtime's objects: by its sources, the compiler and skel */
+	uint64_t rh = skel_fnv1a64(SKEL_FNV1A64_INIT, SKEL_VERSION, strlen(SKEL_VERSION));
+	rh = skel_fnv1a64(rh, b.cc, strlen(b.cc) + 1);
+	if (hash_runtime(b.home, &rh) < 0) {
+		free(text);
 		return NULL;
 	}
-	h = skel_fnv1a64(h, rtext, rlen);
-	free(rtext);
-	/* the runtime header and the trace reader are compiled in too */
-	static const char *const also[] = { "replay/skel_rt.h", "replay/vtrace.c", "replay/format.h" };
-	for (size_t i = 0; i < sizeof also / sizeof *also; i++) {
-		snprintf(rt, sizeof rt, "%s/%s", home, also[i]);
-		if ((rtext = read_text(rt, &rlen))) {
-			h = skel_fnv1a64(h, rtext, rlen);
-			free(rtext);
-		}
+	/* the replayer: by the skeleton, the runtime and the flags */
+	uint64_t h = skel_fnv1a64(rh, text, len);
+	for (int i = 0; i < 4; i++) {
+		const char *f = i < 2 ? hot[i] : cold[i - 2];
+		h = skel_fnv1a64(h, f ? f : "", f ? strlen(f) + 1 : 1);
 	}
-	snprintf(rt, sizeof rt, "%s/replay/replayer.c", home);
-
 	char *out = xmalloc(PATH_MAX);
-	snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, cache_dir(), h);
-	if (exists(out))
-		return out;
-	char tmp[PATH_MAX + 16], inc1[PATH_MAX + 8], inc2[PATH_MAX + 8], vt[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s.%d", out, (int)getpid());
-	snprintf(inc1, sizeof inc1, "-I%s/replay", home);
-	snprintf(inc2, sizeof inc2, "-I%s", home);
-	snprintf(vt, sizeof vt, "%s/replay/vtrace.c", home);
-	char *cc = getenv("CC") ? getenv("CC") : "gcc";
-	char *argv[] = { cc, "-O2", "-Wall", "-Werror", "-std=gnu11",
-			 inc1, inc2, "-o", tmp, (char *)skel_path, rt, vt, "-lpthread", NULL };
-	tmp_track(tmp);
-	int rc = run_wait(argv, NULL);
-	if (rc != 0 || rename(tmp, out) != 0) {
-		skel_fail(skel_path, "the skeleton does not compile (see the compiler's messages above)");
-		tmp_remove(tmp);
+	snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, b.cache, h);
+	if (!exists(out) && build_replayer(&b, text, len, rh, hot, cold, out) < 0) {
 		free(out);
-		return NULL;
+		out = NULL;
 	}
-	tmp_untrack(tmp);
+	free(text);
 	return out;
 }
 

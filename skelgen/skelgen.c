@@ -636,6 +636,15 @@ static void plan_calls(rgen *g)
 	}
 }
 
+/* Whether a routine's replay is worth gcc's time at -O2: small routines
+ * (called from loops, recursive) and routines with loops that are not
+ * large.  The rest, most of the text of a large program, replays rarely,
+ * and -O2 would multiply a first run's compile time by four or five. */
+static bool routine_is_hot(const routine *r)
+{
+	return r->nblocks <= SKEL_HOT_BLOCKS || (r->nloops && r->nblocks <= SKEL_HOT_LOOP_BLOCKS);
+}
+
 static void emit_routine(rgen *g)
 {
 	const routine *r = g->r;
@@ -643,9 +652,10 @@ static void emit_routine(rgen *g)
 	analysis *a = &g->a;
 	bool rep = false;
 
-	fprintf(f, "\n/* %s at 0x%" PRIx64 ": %u blocks, %u loops, %u probes */\n",
+	fprintf(f, "\n%s%s */\n/* %s at 0x%" PRIx64 ": %u blocks, %u loops, %u probes */\n",
+		SKEL_UNIT_MARK, routine_is_hot(r) ? "hot" : "cold",
 		r->name, r->start, r->nblocks, r->nloops, a->nprobes);
-	fputs("static ", f);
+	fputs("SK_ROUTINE ", f);
 	emit_signature(g->g, g->id);
 	fputs("\n{\n", f);
 	uint32_t params = g->g->internal[g->id] ? g->g->entry_mask[g->id] : 0;
@@ -837,30 +847,39 @@ static void emit_header(gen *g)
 		" * it compiles against replay/skel_rt.h. */\n"
 		"#include \"skel_rt.h\"\n"
 		"\n"
-		"const char sk_binary_id[] = \"%s\";\n",
+		"/* static in one translation unit; skel compiles the parts between\n"
+		" * SKEL-UNIT lines as units of their own, with -DSK_ROUTINE= */\n"
+		"#ifndef SK_ROUTINE\n"
+		"#define SK_ROUTINE static\n"
+		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
-		b->has_build_id ? "GNU build-id" : "content hash", b->id_hex);
+		b->has_build_id ? "GNU build-id" : "content hash");
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		if (g->p->routines[i].nblocks) {
-			fputs("static ", g->f);
+			fputs("SK_ROUTINE ", g->f);
 			emit_signature(g, i);
 			fputs(";\n", g->f);
 		}
 }
 
+/* sk_dispatch runs at every entry from unanalyzed code: hot.  The tables
+ * after it (and those of emit_scopes, and the patch) are data: cold. */
 static void emit_dispatch(gen *g)
 {
 	FILE *f = g->f;
-	fputs("\nconst char *const sk_routine_names[] = {\n", f);
-	for (uint32_t i = 0; i < g->p->nroutines; i++)
-		fprintf(f, "\t\"%s\",\n", g->p->routines[i].name);
-	fprintf(f, "};\nconst unsigned sk_nroutines = %u;\n\n", g->p->nroutines);
-	fputs("void sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n", f);
+	fprintf(f, "\n%shot */\nvoid sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n",
+		SKEL_UNIT_MARK);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		if (g->p->routines[i].nblocks && !g->internal[i])
 			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",
 				(uint64_t)SK_ENTRY(i), i);
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
+	fprintf(f, "\n%scold */\nconst char sk_binary_id[] = \"%s\";\n", SKEL_UNIT_MARK,
+		g->p->bin.id_hex);
+	fputs("\nconst char *const sk_routine_names[] = {\n", f);
+	for (uint32_t i = 0; i < g->p->nroutines; i++)
+		fprintf(f, "\t\"%s\",\n", g->p->routines[i].name);
+	fprintf(f, "};\nconst unsigned sk_nroutines = %u;\n", g->p->nroutines);
 
 	/* for sk_ijump_other: where an indirect jump may land */
 	fputs("\nconst uint64_t sk_entry_pcs[] = {\n", f);

@@ -12,6 +12,17 @@
 #include "ivres/ivres.h"
 #include "replay/format.h"
 
+/* The skeleton is one file, cut into parts by SKEL-UNIT lines: the marker
+ * below followed by the part's class, "hot" or "cold", and the comment's
+ * end.  The text before the first (includes, prototypes) is what every
+ * part needs; skel's compile step (driver/run.c) makes units of the parts,
+ * hot ones at -O2, cold ones at -O0.  Hot: routines of at most
+ * SKEL_HOT_BLOCKS blocks, or with loops and at most SKEL_HOT_LOOP_BLOCKS
+ * blocks, and the tables at the end. */
+#define SKEL_UNIT_MARK "/* SKEL-UNIT "
+#define SKEL_HOT_BLOCKS 16
+#define SKEL_HOT_LOOP_BLOCKS 64
+
 typedef struct skel_opts {
 	bool all_accesses;      /* full-tracing baseline: every access direct */
 	const char *app;        /* the binary's path, for the header comment */
