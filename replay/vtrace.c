@@ -204,8 +204,12 @@ static vt_stream *vt_stream_get(vt_streams *s, uint32_t thread)
 	return st;
 }
 
+/* An empty VALUES or TRAMPOLINE_MAP chunk is legal (a flush of nothing)
+ * and adds nothing: no memcpy from or to a NULL array. */
 static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (st->nvalues + n > st->cap) {
 		size_t cap = st->cap ? st->cap : 1024;
 		while (cap < st->nvalues + n)
@@ -223,8 +227,10 @@ static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
 
 static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return 0;
 	vt_map_entry *m = realloc(s->map, (s->nmap + n) * sizeof *m);
-	if (!m && n)
+	if (!m)
 		return -1;
 	s->map = m;
 	memcpy(s->map + s->nmap, p, n * sizeof *m);

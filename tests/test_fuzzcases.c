@@ -5,6 +5,7 @@
 #include "tests/testutil.h"
 #include "analyzer/analyzer.h"
 #include "skelgen/skelgen.h"
+#include "replay/format.h"
 
 #include <elf.h>
 #include <unistd.h>
@@ -148,11 +149,59 @@ static void patched_switch_sample_generates(void **state)
 	unlink(path);
 }
 
+/* ------------------------------------------------------- value traces */
+
+static size_t vt_put_chunk(uint8_t *buf, size_t at, uint32_t type, uint32_t thread,
+			   const void *payload, uint64_t n)
+{
+	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
+	memcpy(buf + at, &h, sizeof h);
+	if (n)
+		memcpy(buf + at + sizeof h, payload, n);
+	return at + sizeof h + n;
+}
+
+/* A VALUES and a TRAMPOLINE_MAP chunk with no payload (a flush of an empty
+ * buffer) came first for their stream: the reader copied zero bytes to a
+ * NULL array (UBSan: null pointer arithmetic). */
+static void empty_chunks_read_as_nothing(void **state)
+{
+	uint8_t buf[512] = { 0 };
+	vt_header h = { .version = VT_VERSION, .id_len = 8, .id_kind = SKEL_ID_HASH };
+	memcpy(h.magic, VT_MAGIC, 8);
+	memcpy(buf, &h, sizeof h);
+	uint64_t word = 42;
+	size_t n = VT_HEADER_SIZE;
+	n = vt_put_chunk(buf, n, VT_TRAMPOLINE_MAP, 0, NULL, 0);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, NULL, 0);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, &word, 8);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, NULL, 0);
+	for (int ref = 0; ref < 2; ref++) {
+		vtrace t;
+		char err[FMT_ERR_LEN];
+		assert_int_equal(vtrace_open_mem(&t, buf, n, err), 0);
+		vt_streams s;
+		if (ref)
+			vtrace_streams_ref(&t, &s);
+		else
+			vtrace_streams_from(&t, &s);
+		assert_string_equal(s.error, "");
+		assert_int_equal(s.nmap, 0);
+		assert_int_equal(s.n, 1);
+		assert_int_equal(s.s[0].thread, 3);
+		assert_int_equal(s.s[0].nvalues, 1);
+		assert_int_equal(ref ? s.s[0].runs[0].w[0] : s.s[0].values[0], 42);
+		vtrace_streams_free(&s);
+		vtrace_close(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jump_into_an_instruction_keeps_its_successor),
 		cmocka_unit_test(patched_switch_sample_generates),
+		cmocka_unit_test(empty_chunks_read_as_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
