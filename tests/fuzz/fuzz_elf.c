@@ -3,8 +3,10 @@
  * The loader wants a path, so the input goes to a memfd that is opened
  * again through /proc/self/fd; then the whole analysis runs (ELF, CFG,
  * dominators, loops, SSA, IV resolution) and the skeleton and its patch
- * are generated into /dev/null, as driver/run.c cmd_gen does.  A load
- * failure must leave a message; nothing may crash, hang or leak. */
+ * are generated into /dev/null, as driver/run.c cmd_gen does.  The text
+ * views (`skel cfg`, `loops`, `summary`) print every input; `skel analyze`,
+ * which redoes the IV analysis, one input in four.  A load failure must
+ * leave a message; nothing may crash, hang or leak. */
 #include "analyzer/analyzer.h"
 #include "skelgen/skelgen.h"
 
@@ -54,7 +56,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
+	for (uint32_t i = 0; i < p.nroutines; i++) {
+		print_cfg(devnull, &p, &p.routines[i], i == 0);
+		print_loops(devnull, &p, &p.routines[i]);
+	}
 	print_summary(devnull, &p);
+	if (data[size / 2] % 4 == 0)
+		for (uint32_t i = 0; i < p.nroutines; i++) {
+			analysis a;
+			iv_analyze(&a, &p, &p.routines[i], 0);
+			if (i % 2)
+				iv_print(devnull, &a);
+			else
+				iv_print_json(devnull, &a, i == 0);
+			iv_free(&a);
+		}
 	skel_opts o = { .app = "fuzz" };
 	patch pt;
 	skel_stats st;

@@ -29,6 +29,8 @@ for name in "$@"; do
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\) ft: \([0-9]*\).*/\1 edges, \2 features/p')
+	total=$(sed -n 's/^INFO: Loaded 1 modules *(\([0-9]*\) inline 8-bit counters.*/\1/p' "$log")
+	cov=${cov:+$(echo "$cov" | sed "s/ edges/ of ${total:-?} edges/")}
 	units=$(ls "$corpus" | wc -l)
 	arts=$(ls "$art" | wc -l)
 	echo "fuzz $name: exit $rc, ${execs:-?} executions, coverage ${cov:-?}, corpus $units, artifacts $arts"
