@@ -823,23 +823,26 @@ void cfg_build(program *p)
 	addrmap_free(&c.taken);
 }
 
+/* The block with the last start at or before addr: blocks split the sorted
+ * instructions into runs, so that is the block of any instruction address
+ * even when a jump into the middle of an instruction made blocks overlap
+ * (their ends are then not sorted). */
 int cfg_block_of(const routine *r, uint64_t addr)
 {
 	if (!r->nblocks)
 		return -1;
-	if (addr >= r->blocks[0].start && addr < r->blocks[0].end)
-		return 0;
 	uint32_t lo = 1, hi = r->nblocks;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (r->blocks[mid].end <= addr)
+		if (r->blocks[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < r->nblocks && addr >= r->blocks[lo].start)
-		return (int)lo;
-	return -1;
+	int b = lo > 1 ? (int)lo - 1 : -1;
+	if (r->blocks[0].start <= addr && (b < 0 || r->blocks[0].start > r->blocks[b].start))
+		b = 0;
+	return b >= 0 && addr < r->blocks[b].end ? b : -1;
 }
 
 void cfg_routine_free(routine *r)

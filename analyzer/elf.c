@@ -69,15 +69,35 @@ static uint64_t elf_le(const uint8_t *p, unsigned n)
 
 /* ------------------------------------------------------------ reading */
 
+static const char *elf_file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return " (a directory)";
+	if (S_ISFIFO(m))
+		return " (a named pipe)";
+	if (S_ISSOCK(m))
+		return " (a socket)";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return " (a device)";
+	return "";
+}
+
+/* O_NONBLOCK: opening a named pipe for reading would otherwise wait for
+ * a writer, forever; it is refused below like any non-regular file. */
 static int elf_read_file(binary *b, const char *path, char *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return elf_fail(err, "cannot open: %s", strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		int saved = errno;
 		close(fd);
-		return elf_fail(err, "not a regular file");
+		return elf_fail(err, "cannot stat: %s", strerror(saved));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return elf_fail(err, "not a regular file%s", elf_file_kind(st.st_mode));
 	}
 	size_t size = (size_t)st.st_size;
 	/* one spare byte so an empty file still gets a distinct buffer */
@@ -134,7 +154,7 @@ static int elf_identify(elf_loader *ld)
 		return elf_fail(ld->err, "empty file");
 	if (b->map_size < SELFMAG || memcmp(p, ELFMAG, SELFMAG) != 0)
 		return elf_fail(ld->err, "not an ELF file");
-	if (b->map_size <= EI_DATA)
+	if (b->map_size <= EI_VERSION)
 		return elf_fail(ld->err, "truncated ELF file (identification)");
 	if (p[EI_CLASS] == ELFCLASS32)
 		return elf_fail(ld->err, "32-bit ELF (ELFCLASS32); skel handles x86-64 only");
@@ -144,6 +164,9 @@ static int elf_identify(elf_loader *ld)
 		return elf_fail(ld->err, "big-endian ELF; skel handles x86-64 only");
 	if (p[EI_DATA] != ELFDATA2LSB)
 		return elf_fail(ld->err, "ELF file of unknown data encoding %u", p[EI_DATA]);
+	if (p[EI_VERSION] != EV_CURRENT)
+		return elf_fail(ld->err, "corrupt ELF file (identification version %u, want %u)",
+				p[EI_VERSION], EV_CURRENT);
 	if (b->map_size < sizeof(Elf64_Ehdr))
 		return elf_fail(ld->err, "truncated ELF file (header)");
 	memcpy(&ld->eh, p, sizeof ld->eh);
@@ -970,8 +993,11 @@ static int elf_load(elf_loader *ld, const char *path)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return elf_fail(ld->err, "libelf: %s", elf_errmsg(-1));
 	ld->e = elf_memory(b->map, b->map_size);
-	if (!ld->e || elf_kind(ld->e) != ELF_K_ELF)
+	if (!ld->e)
 		return elf_fail(ld->err, "corrupt ELF file (libelf: %s)", elf_errmsg(-1));
+	/* libelf sets no error when it merely does not take the file for ELF */
+	if (elf_kind(ld->e) != ELF_K_ELF)
+		return elf_fail(ld->err, "corrupt ELF file (libelf does not read it as ELF)");
 	if (elf_check_executable(ld) < 0 || elf_load_sections(ld) < 0 ||
 	    elf_load_funcs(ld) < 0 || elf_load_plts(ld) < 0 || elf_load_fdes(ld) < 0)
 		return -1;

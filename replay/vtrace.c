@@ -189,23 +189,71 @@ vt_stream *vtrace_stream(vt_streams *s, uint32_t thread)
 	return NULL;
 }
 
-static vt_stream *vt_stream_get(vt_streams *s, uint32_t thread)
+/* While a file is read: thread -> its stream, in a hash table of stream
+ * indices + 1 (0 = free).  A file may name millions of threads (a corrupt
+ * one at least); a linear search per chunk made reading it quadratic. */
+typedef struct vt_reader {
+	vt_streams *s;
+	bool ref;
+	uint32_t *slot;
+	size_t cap;		/* slots, a power of two */
+	size_t scap;		/* streams allocated in s->s */
+} vt_reader;
+
+static size_t vt_slot_of(const vt_reader *rd, uint32_t thread)
 {
-	vt_stream *st = vtrace_stream(s, thread);
-	if (st)
-		return st;
-	vt_stream *n = realloc(s->s, (s->n + 1) * sizeof *n);
-	if (!n)
+	size_t i = (thread * 0x9e3779b1u) & (rd->cap - 1);
+	while (rd->slot[i] && rd->s->s[rd->slot[i] - 1].thread != thread)
+		i = (i + 1) & (rd->cap - 1);
+	return i;
+}
+
+static int vt_index_grow(vt_reader *rd)
+{
+	size_t cap = rd->cap ? 2 * rd->cap : 64;
+	uint32_t *slot = calloc(cap, sizeof *slot);
+	if (!slot)
+		return -1;
+	free(rd->slot);
+	rd->slot = slot;
+	rd->cap = cap;
+	for (size_t k = 0; k < rd->s->n; k++)
+		rd->slot[vt_slot_of(rd, rd->s->s[k].thread)] = (uint32_t)(k + 1);
+	return 0;
+}
+
+static vt_stream *vt_stream_get(vt_reader *rd, uint32_t thread)
+{
+	vt_streams *s = rd->s;
+	if (rd->cap) {
+		uint32_t k = rd->slot[vt_slot_of(rd, thread)];
+		if (k)
+			return &s->s[k - 1];
+	}
+	/* at most one chunk per stream: s->n stays far below UINT32_MAX */
+	if (2 * (s->n + 1) > rd->cap && vt_index_grow(rd))
 		return NULL;
-	s->s = n;
-	st = &s->s[s->n++];
+	if (s->n == rd->scap) {
+		size_t cap = rd->scap ? 2 * rd->scap : 8;
+		vt_stream *n = realloc(s->s, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		s->s = n;
+		rd->scap = cap;
+	}
+	vt_stream *st = &s->s[s->n++];
 	memset(st, 0, sizeof *st);
 	st->thread = thread;
+	rd->slot[vt_slot_of(rd, thread)] = (uint32_t)s->n;
 	return st;
 }
 
+/* An empty VALUES or TRAMPOLINE_MAP chunk is legal (a flush of nothing)
+ * and adds nothing: no memcpy from or to a NULL array. */
 static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (st->nvalues + n > st->cap) {
 		size_t cap = st->cap ? st->cap : 1024;
 		while (cap < st->nvalues + n)
@@ -223,8 +271,10 @@ static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
 
 static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return 0;
 	vt_map_entry *m = realloc(s->map, (s->nmap + n) * sizeof *m);
-	if (!m && n)
+	if (!m)
 		return -1;
 	s->map = m;
 	memcpy(s->map + s->nmap, p, n * sizeof *m);
@@ -251,8 +301,9 @@ static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int vt_chunk_take(vt_streams *s, const vt_chunk *c, bool ref)
+static int vt_chunk_take(vt_reader *rd, const vt_chunk *c)
 {
+	vt_streams *s = rd->s;
 	size_t n = c->h.payload_bytes;
 	if (c->h.type == VT_TRAMPOLINE_MAP)
 		return vt_map_add(s, c->payload, n / sizeof(vt_map_entry));
@@ -261,7 +312,7 @@ static int vt_chunk_take(vt_streams *s, const vt_chunk *c, bool ref)
 		s->complete = true;
 		return 0;
 	}
-	vt_stream *st = vt_stream_get(s, c->h.thread);
+	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
 		return -1;
 	if (c->h.type == VT_THREAD_START) {
@@ -272,7 +323,8 @@ static int vt_chunk_take(vt_streams *s, const vt_chunk *c, bool ref)
 	} else if (c->h.type == VT_CRASH) {
 		memcpy(&st->crash, c->payload, sizeof st->crash);
 		st->crashed = true;
-	} else if (ref ? vt_run_add(st, c->payload, n / 8) : vt_values_add(st, c->payload, n / 8)) {
+	} else if (rd->ref ? vt_run_add(st, c->payload, n / 8)
+			   : vt_values_add(st, c->payload, n / 8)) {
 		return -1;
 	}
 	return 0;
@@ -281,15 +333,17 @@ static int vt_chunk_take(vt_streams *s, const vt_chunk *c, bool ref)
 static int vt_streams_read(vtrace *t, vt_streams *out, bool ref)
 {
 	memset(out, 0, sizeof *out);
+	vt_reader rd = { .s = out, .ref = ref };
 	vt_chunk c;
 	int rc;
 	while ((rc = vtrace_next(t, &c, out->error)) == 1)
-		if (vt_chunk_take(out, &c, ref)) {
+		if (vt_chunk_take(&rd, &c)) {
 			snprintf(out->error, sizeof out->error, "out of memory");
-			return 0;
+			break;
 		}
 	if (rc == 0)
 		out->error[0] = 0;
+	free(rd.slot);
 	return 0;
 }
 

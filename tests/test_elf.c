@@ -566,6 +566,37 @@ static void missing_file_is_reported(void **state)
 	expect_error("/tmp", "not a regular file");
 }
 
+/* A named pipe as APP: opening it for reading used to wait for a writer
+ * forever (`skel summary FIFO` hung).  The alarm turns a hang into a
+ * failure instead of a stuck `make check`. */
+static void named_pipe_is_refused_without_waiting(void **state)
+{
+	char fifo[160];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(20);
+	expect_error(fifo, "not a regular file (a named pipe)");
+	alarm(0);
+	unlink(fifo);
+	expect_error("/tmp", "(a directory)");
+	expect_error("/dev/null", "(a device)");
+}
+
+/* e_ident[EI_VERSION] other than EV_CURRENT: libelf declines the file
+ * without setting an error, which printed "libelf: no error". */
+static void bad_identification_version_is_named(void **state)
+{
+	size_t len;
+	char *bytes = read_all(pie, &len);
+	assert_non_null(bytes);
+	bytes[EI_VERSION] = 0;
+	expect_error_bytes(bytes, len, "identification version 0");
+	bytes[EI_VERSION] = 7;
+	expect_error_bytes(bytes, len, "identification version 7");
+	expect_error_bytes(bytes, EI_VERSION, "truncated");
+	free(bytes);
+}
+
 static void truncated_header_region_is_reported(void **state)
 {
 	size_t len;
@@ -714,6 +745,8 @@ int main(void)
 		cmocka_unit_test(text_file_is_not_elf),
 		cmocka_unit_test(empty_file_is_reported),
 		cmocka_unit_test(missing_file_is_reported),
+		cmocka_unit_test(named_pipe_is_refused_without_waiting),
+		cmocka_unit_test(bad_identification_version_is_named),
 		cmocka_unit_test(truncated_header_region_is_reported),
 		cmocka_unit_test(cut_in_section_headers_is_reported),
 		cmocka_unit_test(thirty_two_bit_elf_is_refused),

@@ -836,6 +836,48 @@ static void test_vtrace_ref_equals_copy(void **state)
 	vtrace_streams_free(&c);
 }
 
+/* Many threads, named out of order and interleaved (thread ids that
+ * collide in a small hash table among them): each chunk lands in its own
+ * thread's stream, and the streams stay in order of first appearance. */
+static void test_vtrace_many_threads_keep_their_streams(void **state)
+{
+	enum { NT = 5000 };
+	size_t size = VT_HEADER_SIZE + 2 * NT * (VT_CHUNK_HEADER_SIZE + 8);
+	uint8_t *buf = calloc(1, size);
+	vt_header h = { .version = VT_VERSION, .id_len = 8, .id_kind = SKEL_ID_HASH };
+	memcpy(h.magic, VT_MAGIC, 8);
+	memcpy(buf, &h, sizeof h);
+	size_t at = VT_HEADER_SIZE;
+	/* round 0 names thread 64*i (mod 2^32, descending), round 1 again */
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < NT; i++) {
+			uint32_t thread = 0u - 64u * i;
+			uint64_t word = (uint64_t)thread << 1 | (uint64_t)round;
+			vt_chunk_header c = { VT_CHUNK_MAGIC, VT_VALUES, thread, 0, 8 };
+			memcpy(buf + at, &c, sizeof c);
+			memcpy(buf + at + sizeof c, &word, 8);
+			at += sizeof c + 8;
+		}
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	assert_int_equal(vtrace_open_mem(&t, buf, size, err), 0);
+	vt_streams s;
+	vtrace_streams_from(&t, &s);
+	assert_string_equal(s.error, "");
+	assert_int_equal(s.n, NT);
+	for (uint32_t i = 0; i < NT; i++) {
+		const vt_stream *st = &s.s[i];
+		assert_int_equal(st->thread, 0u - 64u * i);
+		assert_int_equal(st->nvalues, 2);
+		assert_int_equal(st->values[0], (uint64_t)st->thread << 1);
+		assert_int_equal(st->values[1], (uint64_t)st->thread << 1 | 1);
+	}
+	assert_ptr_equal(vtrace_stream(&s, 0u - 64u * 77), &s.s[77]);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -856,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_content_hash_identity),
 		cmocka_unit_test(test_patch_roundtrip_and_errors),
 		cmocka_unit_test(test_vtrace_reader_rejects_damage),
+		cmocka_unit_test(test_vtrace_many_threads_keep_their_streams),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
