@@ -52,6 +52,21 @@ typedef struct rgen {
 
 static void emit_signature(gen *g, uint32_t id);
 
+/* A symbol name inside a C comment or string: any byte that could end
+ * either (or is not printable) is written as '?'. */
+static const char *c_safe(const char *name, char *buf, size_t n)
+{
+	size_t k = 0;
+	for (; name[k] && k + 1 < n; k++) {
+		unsigned char c = (unsigned char)name[k];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || strchr("_.@$+-:<>, ", c);
+		buf[k] = ok ? (char)c : '?';
+	}
+	buf[k] = 0;
+	return buf;
+}
+
 /* ------------------------------------------------------ expressions */
 
 static void emit_expr(FILE *f, const expr *e)
@@ -651,10 +666,11 @@ static void emit_routine(rgen *g)
 	FILE *f = g->g->f;
 	analysis *a = &g->a;
 	bool rep = false;
+	char nb[256];
 
 	fprintf(f, "\n%s%s */\n/* %s at 0x%" PRIx64 ": %u blocks, %u loops, %u probes */\n",
 		SKEL_UNIT_MARK, routine_is_hot(r) ? "hot" : "cold",
-		r->name, r->start, r->nblocks, r->nloops, a->nprobes);
+		c_safe(r->name, nb, sizeof nb), r->start, r->nblocks, r->nloops, a->nprobes);
 	fputs("SK_ROUTINE ", f);
 	emit_signature(g->g, g->id);
 	fputs("\n{\n", f);
@@ -866,6 +882,7 @@ static void emit_header(gen *g)
  * after it (and those of emit_scopes, and the patch) are data: cold. */
 static void emit_dispatch(gen *g)
 {
+	char nb[256];
 	FILE *f = g->f;
 	fprintf(f, "\n%shot */\nvoid sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n",
 		SKEL_UNIT_MARK);
@@ -878,7 +895,7 @@ static void emit_dispatch(gen *g)
 		g->p->bin.id_hex);
 	fputs("\nconst char *const sk_routine_names[] = {\n", f);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
-		fprintf(f, "\t\"%s\",\n", g->p->routines[i].name);
+		fprintf(f, "\t\"%s\",\n", c_safe(g->p->routines[i].name, nb, sizeof nb));
 	fprintf(f, "};\nconst unsigned sk_nroutines = %u;\n", g->p->nroutines);
 
 	/* for sk_ijump_other: where an indirect jump may land */
@@ -920,6 +937,7 @@ static int pc_scope_cmp(const void *a, const void *b)
  * for the first). */
 static void emit_scopes(gen *g)
 {
+	char nb[256];
 	FILE *f = g->f;
 	const program *p = g->p;
 	VEC(pc_scope) pcs = {0};
@@ -930,7 +948,8 @@ static void emit_scopes(gen *g)
 		if (!r->nblocks)
 			continue;
 		uint32_t rs = n++;
-		fprintf(f, "\t{ 0x%" PRIx64 "ull, -1, 0, %u },\t/* %s */\n", r->start, i, r->name);
+		fprintf(f, "\t{ 0x%" PRIx64 "ull, -1, 0, %u },\t/* %s */\n", r->start, i,
+			c_safe(r->name, nb, sizeof nb));
 		for (uint32_t l = 0; l < r->nloops; l++) {
 			const loop *lp = &r->loops[l];
 			int32_t parent = lp->parent < 0 ? (int32_t)rs : (int32_t)(rs + 1) + lp->parent;

@@ -55,5 +55,15 @@ else
 		bad "no 'does not compile' message: $(tail -1 "$tmp/err")"
 fi
 
+# symbol names go into C comments and strings: a name holding */ or a
+# quote (any bytes are legal in .strtab) must not break the skeleton
+cp build/samples/matmul-O2-pie "$tmp/weird"
+perl -0777 -pi -e 's/\0matmul\0/\0m*\/"\\x\0/g' "$tmp/weird"
+grep -q 'm\*/"' "$tmp/weird" || bad "could not rename the symbol"
+"$skel" gen "$tmp/weird" -o "$tmp/w.c" 2>/dev/null || bad "gen of a binary with a weird symbol name"
+"$skel" record "$tmp/w.c" -o "$tmp/wv" -- "$tmp/weird" >/dev/null 2>&1 || bad "record of the weird binary"
+"$skel" replay "$tmp/w.c" "$tmp/wv" --format count >/dev/null 2>"$tmp/w.err" ||
+	bad "a symbol name with */ and a quote breaks the skeleton: $(head -3 "$tmp/w.err")"
+
 [ $fails -eq 0 ] && echo "compile: all passed"
 [ $fails -eq 0 ]
