@@ -10,8 +10,10 @@
 # equal a native run's.  Ends with "N of M exact" and a list of the failures
 # grouped by cause; exit status 0 only if all are exact.
 #
-# usage: tests/real/run.sh [-j JOBS] [-k] [-l] [NAME...]
+# usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [NAME...]
 #   -j JOBS  commands checked at once (default 1: valgrind is heavy)
+#   -r       record and replay only, no valgrind: minutes instead of hours;
+#            the verdict is the replay's own (complete or where it stopped)
 #   -k       keep the work directory (inputs, per-command logs) and say where
 #   -l       list the commands and exit
 # SKEL_REAL_TIMEOUT (seconds, default 600) bounds each of gen, compile, check.
@@ -175,10 +177,15 @@ bounded() {
 	exec 3<&0
 	setsid "$@" <&3 3<&- &
 	pid=$!
-	( sleep "$TIMEOUT"; kill -TERM -- -"$pid" 2>/dev/null && touch "$W/timeout.$pid" ) &
+	# polls, so that no sleeper outlives the command holding our stdout
+	( n=0
+	  while kill -0 "$pid" 2>/dev/null; do
+		sleep 1; n=$((n + 1))
+		[ $n -ge "$TIMEOUT" ] && kill -TERM -"$pid" && touch "$W/timeout.$pid" && exit
+	  done ) </dev/null >/dev/null 2>&1 &
 	dog=$!
 	wait "$pid"; st=$?
-	kill "$dog" 2>/dev/null; wait "$dog" 2>/dev/null
+	wait "$dog"
 	if [ -e "$W/timeout.$pid" ]; then
 		rm -f "$W/timeout.$pid"
 		for l in /tmp/skel-check-*/lackey.log; do
@@ -199,7 +206,7 @@ one() {
 	cd "$W" || return 1
 	eval "set -- $cmd"
 	app=$1
-	acc=- rep=- vals=- vpa=- first=- ctime=- result= prob=
+	acc=- rep=- vals=- vpa=- first=- ctime=- result= prob= exact= rrc=1
 
 	t0=$(now)
 	if ! bounded "$SKEL" gen "$app" -o "$o/s.c" 2>"$o/gen.err"; then
@@ -221,9 +228,17 @@ one() {
 		"$SKEL" record "$o/s.c" -o "$o/v" -- "$@" <"$in" >"$o/rec.out" 2>"$o/rec.err"; rst=$?
 		[ $rst -eq $nst ] || prob="$prob; exit $rst recorded, $nst native"
 		cmp -s "$o/native.out" "$o/rec.out" || prob="$prob; stdout differs when recorded"
-		if "$SKEL" replay "$o/s.c" "$o/v" --format count >"$o/count.out" 2>"$o/replay.err"; then :; fi
+		"$SKEL" replay "$o/s.c" "$o/v" --format count >"$o/count.out" 2>"$o/replay.err"; rrc=$?
 		rep=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$o/count.out")
 		vals=$($AWK '/^thread .* values$/ { v += $(NF - 1) } END { print v + 0 }' "$o/count.out")
+	fi
+	if [ -z "$result" ] && [ -n "$replay_only" ]; then
+		[ -n "$rep" ] || rep=-
+		[ $rrc -eq 0 ] && [ "$rep" != - ] && [ "$rep" -gt 0 ] &&
+			vpa=$($AWK -v v="$vals" -v a="$rep" 'BEGIN { printf "%.3f", v / a }')
+		result=$(replay_verdict $rrc)
+		[ "$result" = "replayed" ] && [ -z "$prob" ] && exact=1
+	elif [ -z "$result" ]; then
 		t3=$(now)
 		bounded "$SKEL" check "$o/s.c" -- "$@" <"$in" >"$o/check.out" 2>"$o/check.err"; cst=$?
 		ctime=$(secs "$t3" "$(now)")
@@ -237,7 +252,8 @@ one() {
 		result=$(verdict "$cst")
 	fi
 	[ -n "$prob" ] && { [ "$result" = exact ] && result=${prob#; } || result="$result$prob"; }
-	if [ "$result" = exact ]; then echo exact; else echo fail; fi >"$W/res/$name"
+	[ "$result" = exact ] && exact=1
+	if [ -n "$exact" ]; then echo exact; else echo fail; fi >"$W/res/$name"
 	cause "$result" >"$W/res/$name.cause"
 	printf '%-10s %9s %9s %9s %7s %12s %7s  %s\n' "$name" "$acc" "$rep" "$vals" "$vpa" "$first" "$ctime" "$result"
 }
@@ -245,7 +261,7 @@ one() {
 # The check's verdict from its status and messages.
 verdict() {
 	e=$o/check.err
-	[ "$1" -eq 124 ] && { echo "timeout after ${TIMEOUT}s"; return; }
+	[ "$1" -eq 124 ] && { echo "timeout after ${TIMEOUT}s; replay alone: $(replay_verdict $rrc)"; return; }
 	[ "$1" -eq 0 ] && { echo exact; return; }
 	v=
 	sig=$(sed -n 's/^skel check: .* was killed by signal \([0-9]*\).*/\1/p' "$e" | head -1)
@@ -267,6 +283,23 @@ verdict() {
 	echo "$v"
 }
 
+# The verdict of skel replay on the values of the run without valgrind.
+replay_verdict() {
+	e=$o/replay.err
+	sig=$(sed -n 's/.*thread [0-9]* died of signal \([0-9]*\) at pc \(0x[0-9a-f]*\).*/\1 \2/p' "$e" | head -1)
+	d=$(sed -n 's/^skel: replay: thread [0-9]* desynchronised at pc \(0x[0-9a-f]*\) ([^)]*): \(.*\)/desync at \1: \2/p' "$e" | head -1)
+	if [ -n "$sig" ]; then
+		set -- $sig
+		echo "killed by signal $1 ($(kill -l "$1" 2>/dev/null)) at pc $2"
+	elif [ -n "$d" ]; then
+		echo "$d"
+	elif [ "$1" -eq 0 ]; then
+		echo replayed
+	else
+		grep -m1 '^skel' "$e" || echo "replay exit $1"
+	fi
+}
+
 # A failure's cause without its addresses and counts, for grouping.
 cause() {
 	echo "$1" | sed -e 's/0x[0-9a-f]*/X/g' -e 's/ ([0-9]* matched)//' \
@@ -276,8 +309,8 @@ cause() {
 # ------------------------------------------------------------------- main
 
 if [ "$1" = --one ]; then	# one command, for the parallel runner
-	W=$2; TIMEOUT=$3; AWK=$4
-	one "$5"
+	W=$2; TIMEOUT=$3; AWK=$4; replay_only=$5
+	one "$6"
 	exit
 fi
 if [ "$1" = --inputs ]; then	# only the inputs, in DIR/in, to look at them
@@ -285,18 +318,19 @@ if [ "$1" = --inputs ]; then	# only the inputs, in DIR/in, to look at them
 	exit
 fi
 
-jobs=1 keep=
-while getopts j:kl opt; do
+jobs=1 keep= replay_only=
+while getopts j:klr opt; do
 	case $opt in
 	j)	jobs=$OPTARG ;;
 	k)	keep=1 ;;
+	r)	replay_only=1 ;;
 	l)	for n in $ALL; do
 			spec "$n"
 			[ "$in" = /dev/null ] && in= || in=" <$in"
 			printf '%s: %s%s\n' "$n" "$cmd" "$in"
 		done
 		exit 0 ;;
-	*)	echo "usage: tests/real/run.sh [-j JOBS] [-k] [-l] [NAME...]" >&2; exit 2 ;;
+	*)	echo "usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [NAME...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -317,10 +351,16 @@ trap 'exit 130' INT TERM
 mkdir -p "$W/res"
 make_inputs "$W" || { echo "tests/real/run.sh: cannot make the inputs" >&2; exit 1; }
 
-echo "first run = skel gen + compile (s), empty cache; check = skel check wall time (s)"
+if [ -n "$replay_only" ]; then
+	echo "-r: no valgrind; accesses = replayed; first run = skel gen + compile (s), empty cache"
+	ok="replayed completely (not checked against valgrind)"
+else
+	echo "first run = skel gen + compile (s), empty cache; check = skel check wall time (s)"
+	ok=exact
+fi
 printf '%-10s %9s %9s %9s %7s %12s %7s  %s\n' command accesses replayed values val/acc first-run check result
 for n in $names; do echo "$n"; done |
-	xargs -P "$jobs" -I{} sh "$SELF" --one "$W" "${SKEL_REAL_TIMEOUT:-600}" "$AWK" {}
+	xargs -P "$jobs" -I{} sh "$SELF" --one "$W" "${SKEL_REAL_TIMEOUT:-600}" "$AWK" "$replay_only" {}
 
 total=0 exact=0
 for n in $names; do
@@ -334,5 +374,5 @@ if [ $exact -lt $total ]; then
 	done | sort | $AWK -F'\t' '$1 != c { if (c != "") print "  " c ":" l; c = $1; l = "" } { l = l " " $2 }
 		END { if (c != "") print "  " c ":" l }'
 fi
-echo "$exact of $total exact"
+echo "$exact of $total $ok"
 [ $exact -eq $total ]
