@@ -16,7 +16,8 @@
 #            the verdict is the replay's own (complete or where it stopped)
 #   -k       keep the work directory (inputs, per-command logs) and say where
 #   -l       list the commands and exit
-# SKEL_REAL_TIMEOUT (seconds, default 600) bounds each of gen, compile, check.
+# SKEL_REAL_TIMEOUT (seconds, default 600) bounds each of gen, compile,
+# replay, check.
 #
 # Every program is named by its full path; everything runs in C locale, UTC.
 SELF=$(cd "$(dirname "$0")" && pwd)/run.sh
@@ -228,7 +229,7 @@ one() {
 		"$SKEL" record "$o/s.c" -o "$o/v" -- "$@" <"$in" >"$o/rec.out" 2>"$o/rec.err"; rst=$?
 		[ $rst -eq $nst ] || prob="$prob; exit $rst recorded, $nst native"
 		cmp -s "$o/native.out" "$o/rec.out" || prob="$prob; stdout differs when recorded"
-		"$SKEL" replay "$o/s.c" "$o/v" --format count >"$o/count.out" 2>"$o/replay.err"; rrc=$?
+		bounded "$SKEL" replay "$o/s.c" "$o/v" --format count >"$o/count.out" 2>"$o/replay.err"; rrc=$?
 		rep=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$o/count.out")
 		vals=$($AWK '/^thread .* values$/ { v += $(NF - 1) } END { print v + 0 }' "$o/count.out")
 	fi
@@ -295,6 +296,8 @@ replay_verdict() {
 		echo "$d"
 	elif [ "$1" -eq 0 ]; then
 		echo replayed
+	elif [ "$1" -eq 124 ]; then
+		echo "replay did not end within ${TIMEOUT}s"
 	else
 		grep -m1 '^skel' "$e" || echo "replay exit $1"
 	fi
@@ -303,6 +306,7 @@ replay_verdict() {
 # A failure's cause without its addresses and counts, for grouping.
 cause() {
 	echo "$1" | sed -e 's/0x[0-9a-f]*/X/g' -e 's/ ([0-9]* matched)//' \
+		-e 's|[^ ]*/s\.c:[0-9:]*|s.c:|' -e "s/'r_[0-9]*'/'r_N'/" -e 's/exit 1[0-9][0-9]/exit N/' \
 		-e 's/access [0-9]*/access N/' -e 's/after [0-9]*s/after Ns/'
 }
 
