@@ -13,6 +13,12 @@ for t in tests/*.sh; do
 	echo "== $t"
 	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
 done
+# the real-program corpus (tests/real/run.sh): Debian commands under skel check
+if [ -n "$SKEL_FULL" ]; then
+	t=tests/real/run.sh
+	echo "== $t"
+	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
+fi
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
