@@ -70,6 +70,11 @@ one() {
 				st=exact
 			elif [ $cst -eq 124 ]; then
 				st=timeout why="skel check ran over ${CHECK_TIMEOUT:-600} s"
+				# skel check, killed, left its directory (lackey's log
+				# can be gigabytes)
+				for d in /tmp/skel-check-*; do
+					head -1 "$d/skel.c" 2>/dev/null | grep -q "of $w/prog," && rm -rf "$d"
+				done
 			elif grep -q "MISMATCH at access" "$w/check.err"; then
 				st=mismatch why=$(sed -n 's/^check: \(.*before the first divergence\)/\1/p' "$w/check.err")
 			elif grep -q "MISMATCH: the replayed trace" "$w/check.err"; then
