@@ -17,10 +17,15 @@
  *          ctype_words   (<ctype.h>: isspace/isalnum index libc's 16-bit
  *                         class table by the loaded byte; toupper its
  *                         32-bit table), writes the upper-cased text,
- *          parse_numbers (atoi-like: digits accumulated until a non-digit).
+ *          parse_numbers (atoi-like: digits accumulated until a non-digit),
+ *          table_fold    (case folding through a global 256-byte table
+ *                         indexed by the loaded byte),
+ *          squeeze       (drops blanks: the store index grows only on
+ *                         non-blanks),
+ *          trim_right    (walks back from the end over trailing blanks).
  * Text: words of mixed-case letters and digits, separated by spaces and
  * punctuation, from the LCG.  Heap buffers.
- * Size: argv[1] = text bytes (default 768); 4 rounds, each with a shorter
+ * Size: argv[1] = text bytes (default 640); 4 rounds, each with a shorter
  * string (a NUL put further in each round). */
 #include <ctype.h>
 #include <stddef.h>
@@ -253,6 +258,43 @@ __attribute__((noinline)) size_t parse_numbers(const char *s, unsigned long *val
     return n;
 }
 
+/* ASCII lower case of every byte value */
+static const unsigned char fold_table[256] = {
+#define ROW(x) x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7, \
+    x + 8, x + 9, x + 10, x + 11, x + 12, x + 13, x + 14, x + 15
+    ROW(0), ROW(16), ROW(32), ROW(48),
+    '@', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o',
+    'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', '[', '\\', ']', '^', '_',
+    ROW(96), ROW(112), ROW(128), ROW(144), ROW(160), ROW(176), ROW(192), ROW(208),
+    ROW(224), ROW(240)
+#undef ROW
+};
+
+__attribute__((noinline)) void table_fold(char *s)
+{
+    for (; *s; s++)
+        *s = (char)fold_table[(unsigned char)*s];
+}
+
+__attribute__((noinline)) size_t squeeze(char *d, const char *s)
+{
+    size_t k = 0;
+    for (; *s; s++)
+        if (*s != ' ')
+            d[k++] = *s;
+    d[k] = '\0';
+    return k;
+}
+
+__attribute__((noinline)) size_t trim_right(char *s)
+{
+    char *e = s + sk_strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+        e--;
+    *e = '\0';
+    return (size_t)(e - s);
+}
+
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     return (h ^ v) * 1099511628211ULL;
@@ -284,7 +326,7 @@ static void make_text(char *t, size_t n)
 
 int main(int argc, char **argv)
 {
-    long n = arg_size(argc, argv, 768);
+    long n = arg_size(argc, argv, 640);
     if (n < 64)
         n = 64;
     size_t sz = (size_t)n;
@@ -354,6 +396,17 @@ int main(int argc, char **argv)
         size_t nv = parse_numbers(text + round, val, maxtok);
         for (size_t i = 0; i < nv; i++)
             h = mix(h, val[i]);
+        sk_strncpy(copy, text, sz);
+        table_fold(copy);
+        h = mix(h, (uint64_t)(sk_strcmp(copy, other) + 256)); /* other: upper case */
+        h = mix(h, (uint64_t)(sk_strcasecmp(copy, other) + 256));
+        h = mix(h, squeeze(other, text + round));
+        h = mix(h, count_words(other));
+        sk_strncpy(copy, text, sz);
+        copy[l / 2] = '\0';
+        for (size_t i = 1; i <= (size_t)round * 3 && i < l / 2; i++)
+            copy[l / 2 - i] = ' ';
+        h = mix(h, trim_right(copy));
         text[cut] = saved;
     }
     printf("strkern n=%ld checksum=%016llx\n", n, (unsigned long long)h);
