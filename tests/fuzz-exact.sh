@@ -61,7 +61,7 @@ one() {
 		else
 			# a private cache: the compiled replayer is of no use to
 			# another program, and others may clear ~/.cache/skel
-			XDG_CACHE_HOME=$PWD/$w/cache timeout "${CHECK_TIMEOUT:-600}" ./skel check -- "$w/prog" >"$w/check.out" 2>"$w/check.err"
+			XDG_CACHE_HOME=$PWD/$w/cache timeout -k 30 "${CHECK_TIMEOUT:-600}" ./skel check -- "$w/prog" >"$w/check.out" 2>"$w/check.err"
 			cst=$?
 			acc=$(sed -n 's/^check: [0-9]* of \([0-9]*\) accesses match.*/\1/p;
 				s/^skel check: MISMATCH at access [0-9]* of \([0-9]*\) .*/\1/p' "$w/check.err" | head -1)
