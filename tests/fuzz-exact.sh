@@ -47,7 +47,8 @@ one() {
 	cc="gcc -$opt -w -I$inc $(pieflags "$pie") -o prog prog.c"
 	acc=- why=""
 	t0=$(date +%s)
-	if ! csmith --seed "$s" -o "$w/prog.c" >/dev/null 2>"$w/gen.err"; then
+	# in $w: csmith leaves a platform.info in its working directory
+	if ! (cd "$w" && csmith --seed "$s" -o prog.c) >/dev/null 2>"$w/gen.err"; then
 		st=error why="csmith failed"
 	elif ! (cd "$w" && $cc) 2>"$w/cc.err"; then
 		st=error why="gcc failed: $(head -1 "$w/cc.err")"
@@ -99,8 +100,7 @@ one() {
 # run from the top of the skel tree; csmith $(csmith --version 2>/dev/null | head -1 | sed 's/.* //')
 set -x
 d=$out/fail/$s
-csmith --seed $s -o \$d/prog.c
-(cd \$d && $cc)
+(cd \$d && csmith --seed $s -o prog.c && $cc)
 ./skel check -- \$d/prog
 EOF
 }
