@@ -529,6 +529,18 @@ static void emit_insn(rgen *g, uint32_t i)
 			fprintf(f, "\tv%u = IN();\n", p->val);
 	}
 	if (insn_is_rep(in)) {
+		/* repe/repne cmps/scas repeat rcx - rcx_after times: the
+		 * after-probes (nothing else fires at a string op) are read
+		 * before the accesses they count */
+		for (; k < a->nprobes && a->probes[k].insn == i; k++) {
+			const probe *p = &a->probes[k];
+			if (p->kind != PR_REG_AFTER)
+				continue;
+			if (p->rep)
+				fputs("\trep_cx_after = IN();\n", f);
+			else
+				fprintf(f, "\tv%u = IN();\n", p->val);
+		}
 		emit_rep(g, i);
 	} else {
 		for (unsigned m = 0; m < in->nmem; m++) {
@@ -866,7 +878,7 @@ static void emit_header(gen *g)
 		"/* static in one translation unit; skel compiles the parts between\n"
 		" * SKEL-UNIT lines as units of their own, with -DSK_ROUTINE= */\n"
 		"#ifndef SK_ROUTINE\n"
-		"#define SK_ROUTINE static\n"
+		"#define SK_ROUTINE static __attribute__((unused))\n"
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");
