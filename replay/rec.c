@@ -1480,6 +1480,14 @@ static void rec_signals_install(void)
 	}
 }
 
+/* SIGTRAP (int3 sites) and SIGSEGV (buffer guard) out of a mask the
+ * program asks for: blocked, a synchronous trap kills the process. */
+static void rec_keep_deliverable(sigset_t *s)
+{
+	sigdelset(s, SIGTRAP);
+	sigdelset(s, SIGSEGV);
+}
+
 /* The program keeps its view of its own dispositions: for SIGSEGV and
  * SIGTRAP the recorder's handler stays and chains to the program's; for
  * the fatal signals the recorder's flush handler stands for SIG_DFL and
@@ -1502,8 +1510,7 @@ REC_EXPORT int sigaction(int sig, const struct sigaction *act,
 	struct sigaction mine;
 	if (act) {
 		mine = *act;
-		sigdelset(&mine.sa_mask, SIGTRAP);
-		sigdelset(&mine.sa_mask, SIGSEGV);
+		rec_keep_deliverable(&mine.sa_mask);
 		act = &mine;
 	}
 	if (!rec_is_fatal(sig))
@@ -1539,8 +1546,7 @@ static int rec_mask(rec_sigmask_fn fn, int how, const sigset_t *set, sigset_t *o
 	if (!R.active || !set || how == SIG_UNBLOCK)
 		return fn(how, set, old);
 	sigset_t mine = *set;
-	sigdelset(&mine, SIGTRAP);
-	sigdelset(&mine, SIGSEGV);
+	rec_keep_deliverable(&mine);
 	return fn(how, &mine, old);
 }
 
