@@ -362,6 +362,20 @@ static bool taken_in_extent(const rbuild *rb, uint64_t a, uint64_t lo, uint64_t 
 	return a > lo && a < hi && addrmap_get(&rb->c->taken, a, &one);
 }
 
+/* `a` falls inside an instruction decoded from the routine's real paths.
+ * A constant that happens to look like a code address (a non-PIE's
+ * immediates, words in data) then is no label: decoding from it would
+ * make overlapping instructions, and patching them would break the real
+ * ones. */
+static bool splits_insn(const rbuild *rb, uint64_t a)
+{
+	uint32_t k;
+	for (uint64_t d = 1; d < 15 && d <= a; d++)
+		if (addrmap_get(&rb->at, a - d, &k))
+			return rb->insns.a[k].len > d;
+	return false;
+}
+
 static void add_taken_targets(rbuild *rb)
 {
 	const cfg_ctx *c = rb->c;
@@ -373,7 +387,7 @@ static void add_taken_targets(rbuild *rb)
 		uint64_t a = c->entry_list.a[i];
 		uint32_t one;
 		if (!taken_in_extent(rb, a, lo, hi) || leaves_routine(rb, a) ||
-		    addrmap_get(&rb->leaders, a, &one))
+		    addrmap_get(&rb->leaders, a, &one) || splits_insn(rb, a))
 			continue;
 		leader(rb, a);
 		any = true;
@@ -396,7 +410,8 @@ static void record_guesses(rbuild *rb)
 				vec_push(t, p->hints[k].to);
 		for (size_t k = 0; extent && k < c->entry_list.n; k++) {
 			uint64_t a = c->entry_list.a[k];
-			if (taken_in_extent(rb, a, lo, hi) && !leaves_routine(rb, a))
+			if (taken_in_extent(rb, a, lo, hi) && !leaves_routine(rb, a) &&
+			    !splits_insn(rb, a))
 				vec_push(t, a);
 		}
 		jtable jt = { at, t.a, t.n, true };

@@ -60,6 +60,24 @@ static bool in_analyzed_text(const binary *b, uint64_t a)
 	return s && s->exec && strncmp(s->name, ".plt", 4);
 }
 
+/* bt/bts/btr/btc on a register: valgrind emulates them through a stack
+ * slot below the red zone, and lackey shows that store and load although
+ * the processor touches no memory.  Prefixes, 0f, a3|ab|b3|bb|ba, ModRM
+ * with mod 3. */
+static bool valgrind_bt_artifact(const binary *b, uint64_t pc)
+{
+	size_t n;
+	const uint8_t *c = elf_code_at(b, pc, &n);
+	size_t i = 0;
+	while (c && i < n && i < 4 && (c[i] == 0x66 || (c[i] & 0xf0) == 0x40))
+		i++;
+	if (!c || i + 2 >= n || c[i] != 0x0f)
+		return false;
+	uint8_t op = c[i + 1];
+	return (op == 0xa3 || op == 0xab || op == 0xb3 || op == 0xbb || op == 0xba) &&
+	       c[i + 2] >> 6 == 3;
+}
+
 /* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...". */
 static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 		       uint64_t bias, acc_vec *out)
@@ -83,6 +101,8 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 				mode = m->kind == VT_MAP_DISPLACED || m->kind == VT_MAP_CALL_JMP ? 1 :
 				       m->kind == VT_MAP_CALL_PUSH ? 2 : 0;
 			}
+			if (mode == 1 && valgrind_bt_artifact(b, pc))
+				mode = 0;
 			continue;
 		}
 		if (line[0] != ' ' || !mode)

@@ -127,8 +127,9 @@ int patch_parse(patch *p, const char *text, size_t len,
 int patch_load(patch *p, const char *path, char err[FMT_ERR_LEN]);
 /* Writes the canonical text of `p` (what patch_parse reads back). */
 int patch_write(FILE *f, const patch *p);
-/* FNV-1a of the canonical text: the value trace's patch_hash, so that a
- * replayer can tell which patch produced a trace whatever the comments. */
+/* FNV-1a of the patch's content (identity and probes, whatever the
+ * comments and spacing): the value trace's patch_hash, checked by the
+ * replayer against the skeleton's sk_patch_hash. */
 uint64_t patch_hash(const patch *p);
 /* For generators: sets the identity from hex text, appends a probe. */
 int patch_set_id(patch *p, const char *hex, uint32_t kind,

@@ -661,6 +661,7 @@ typedef struct rec_site {
 	size_t p0, np;		/* probes, in the sorted array */
 	int int3;
 	int last_transfer;	/* the span ends with a transfer */
+	uint64_t first_end;	/* end of its first probed instruction */
 } rec_site;
 
 static int rec_probe_cmp(const void *a, const void *b)
@@ -696,7 +697,11 @@ static int rec_block_insns(uint64_t bs, uint64_t be, uint64_t *starts,
 	rec_insn x;
 	*n = 0;
 	for (uint64_t a = bs; a < be;) {
-		if (*n == REC_MAX_BLOCK_INSNS || rec_decode(a, be, &x))
+		/* lengths and kinds only: no operands */
+		x.addr = a;
+		if (*n == REC_MAX_BLOCK_INSNS ||
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+				(const void *)a, be - a, &x.in)))
 			return -1;
 		starts[*n] = a;
 		transfer[(*n)++] = (uint8_t)rec_hard_transfer(&x);
@@ -712,17 +717,52 @@ static uint8_t rec_transfer[REC_MAX_BLOCK_INSNS];
  * block and after `floor` (the previous site's end), >= 5 bytes, not
  * passing a transfer.  0 = span found, 1 = too short, -1 = bad block. */
 static int rec_span(const patch_probe *pr, uint64_t floor, uint64_t *s,
-		    uint64_t *e, int *last_transfer, int *reach_floor)
+		    uint64_t *e, int *last_transfer, int *reach_floor,
+		    uint64_t *first_end)
 {
+	/* Under valgrind, decoding is most of the start-up.  Mostly the
+	 * instructions from pc on make 5 bytes: nothing before pc is needed
+	 * (the loops below would stop at k = i). */
+	rec_insn x;
+	for (uint64_t a = pr->pc; a < pr->block_end && a >= pr->block_start;) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+				(const void *)a, pr->block_end - a, &x.in)))
+			break;
+		a += x.in.length;
+		if (a == pr->pc + x.in.length)
+			*first_end = a;
+		int t = rec_hard_transfer(&x);
+		if (a - pr->pc >= 5) {
+			*s = pr->pc;
+			*e = a;
+			*last_transfer = t;
+			*reach_floor = floor == pr->pc;
+			return 0;
+		}
+		if (t)
+			break;
+	}
+	/* else the block's instructions, from its start; probes come sorted
+	 * by pc, so a block's probes are consecutive: it is decoded once */
+	static uint64_t memo_bs, memo_be;
+	static size_t memo_n;
 	size_t n, i, j, k;
-	if (rec_block_insns(pr->block_start, pr->block_end, rec_starts,
-			    rec_transfer, &n))
-		return -1;
+	if (memo_be == 0 || memo_bs != pr->block_start ||
+	    memo_be != pr->block_end) {
+		memo_be = 0;
+		if (rec_block_insns(pr->block_start, pr->block_end,
+				    rec_starts, rec_transfer, &memo_n))
+			return -1;
+		memo_bs = pr->block_start;
+		memo_be = pr->block_end;
+	}
+	n = memo_n;
 	rec_starts[n] = pr->block_end;
 	for (i = 0; i < n && rec_starts[i] != pr->pc; i++)
 		;
 	if (i == n)
 		return -1;
+	*first_end = rec_starts[i + 1];
 	for (j = i; rec_starts[j + 1] - rec_starts[i] < 5 && !rec_transfer[j] &&
 		    j + 1 < n; j++)
 		;
@@ -751,9 +791,9 @@ static int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 		int same_block = prev && prev->bstart == pr->block_start;
 		uint64_t floor = same_block ? prev->end : pr->block_start;
-		uint64_t s, e;
+		uint64_t s, e, fe = 0;
 		int lt, reach;
-		int rc = rec_span(pr, floor, &s, &e, &lt, &reach);
+		int rc = rec_span(pr, floor, &s, &e, &lt, &reach, &fe);
 		if (R.force_int3 && rc == 0)
 			rc = 1;
 		if (rc < 0)
@@ -773,7 +813,7 @@ static int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 		rec_site *st = &sv[ns++];
 		*st = (rec_site){ s, e, pr->block_start, pr->block_end, i, 1,
-				  rc == 1, lt };
+				  rc == 1, lt, fe };
 		if (rc == 1) {
 			rec_insn x;
 			rec_decode(pr->pc, pr->block_end, &x);
@@ -783,13 +823,10 @@ static int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 	}
 	/* a site whose span is more than its first probed instruction */
-	for (size_t k = 0; k < ns; k++) {
-		rec_insn x;
-		const patch_probe *pr = &pv[sv[k].p0].p;
-		if (!sv[k].int3 && !rec_decode(pr->pc, pr->block_end, &x) &&
-		    (sv[k].start != pr->pc || sv[k].end != pr->pc + x.in.length))
+	for (size_t k = 0; k < ns; k++)
+		if (!sv[k].int3 && (sv[k].start != pv[sv[k].p0].p.pc ||
+				    sv[k].end != sv[k].first_end))
 			R.nneighbour++;
-	}
 	*out = sv;
 	*nout = ns;
 	return 0;
@@ -1699,7 +1736,11 @@ static rec_probe *rec_probes_load(void)
 				R.patch.probes[i].block_end);
 		pv[i] = (rec_probe){ p, (uint32_t)i };
 	}
-	qsort(pv, n, sizeof *pv, rec_probe_cmp);
+	size_t sorted = 1;	/* skel gen writes them in order mostly */
+	while (sorted < n && rec_probe_cmp(&pv[sorted - 1], &pv[sorted]) <= 0)
+		sorted++;
+	if (sorted < n)
+		qsort(pv, n, sizeof *pv, rec_probe_cmp);
 	return pv;
 }
 

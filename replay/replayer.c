@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 extern const char sk_binary_id[];
+extern const unsigned long long sk_patch_hash;
 extern const char *const sk_routine_names[];
 extern const unsigned sk_nroutines;
 /* weak: a skeleton from before per-scope stats has none */
@@ -603,6 +604,27 @@ static void hex_id(const vt_header *h, char *out)
 	out[2 * (h->id_len < SKEL_ID_MAX ? h->id_len : SKEL_ID_MAX)] = 0;
 }
 
+/* The values are this skeleton's: same binary, same probes.  0 or a
+ * message naming `what`. */
+static int header_matches(const vt_header *h, const char *what)
+{
+	char id[2 * SKEL_ID_MAX + 1];
+	hex_id(h, id);
+	if (strcmp(id, sk_binary_id)) {
+		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
+			what, id, sk_binary_id);
+		return -1;
+	}
+	if (h->patch_hash != sk_patch_hash) {
+		fprintf(stderr, "skel: %s: recorded with another skeleton of this binary "
+			"(patch %016llx, this skeleton's is %016llx: other options, "
+			"targets or skel version); record again with this skeleton\n",
+			what, (unsigned long long)h->patch_hash, sk_patch_hash);
+		return -1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------- the results */
 
 typedef struct totals {
@@ -751,12 +773,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		fprintf(stderr, "skel: %s: %s\n", values, err);
 		return 2;
 	}
-	char id[2 * SKEL_ID_MAX + 1];
-	hex_id(&vt.header, id);
 	uint64_t bias = vt.header.image_base;
-	if (strcmp(id, sk_binary_id)) {
-		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
-			values, id, sk_binary_id);
+	if (header_matches(&vt.header, values) < 0) {
 		vtrace_close(&vt);
 		return 2;
 	}
@@ -901,11 +919,7 @@ static int replay_fd(FILE *out, bool quiet)
 		drain();
 		return 2;
 	}
-	char id[2 * SKEL_ID_MAX + 1];
-	hex_id(&h, id);
-	if (strcmp(id, sk_binary_id)) {
-		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
-			what, id, sk_binary_id);
+	if (header_matches(&h, what) < 0) {
 		drain();
 		return 2;
 	}

@@ -905,6 +905,11 @@ static void emit_dispatch(gen *g)
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
 	fprintf(f, "\n%scold */\nconst char sk_binary_id[] = \"%s\";\n", SKEL_UNIT_MARK,
 		g->p->bin.id_hex);
+	/* every probe is planned by now: the value trace's patch_hash must
+	 * be this one (another skeleton of the same binary records other
+	 * values) */
+	fprintf(f, "const unsigned long long sk_patch_hash = 0x%" PRIx64 "ull;\n",
+		patch_hash(g->pt));
 	fputs("\nconst char *const sk_routine_names[] = {\n", f);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		fprintf(f, "\t\"%s\",\n", c_safe(g->p->routines[i].name, nb, sizeof nb));

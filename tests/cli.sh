@@ -123,8 +123,13 @@ for how in "exec " "true; "; do
 		>"$tmp/tty" 2>&1 || bad "trace of a terminal reader ($how) failed or hung: $(tail -3 "$tmp/tty")"
 	grep -q "got <hello" "$tmp/tty" || bad "trace of a terminal reader ($how): $(tail -3 "$tmp/tty")"
 done
+# the ^C once the program waits on the terminal, recorder in place (on a
+# loaded machine, an earlier one can come before the recorder starts)
 { i=0; while [ $i -lt 1200 ] && ! pgrep -f "^$tmp/bin/skelrd" >/dev/null; do sleep 0.1; i=$((i+1)); done
-  printf '\003'; sleep 1; } |
+  p=$(pgrep -f "^$tmp/bin/skelrd" | head -1)
+  while [ $i -lt 1200 ] && ! { grep -q skelrec "/proc/$p/maps" && grep -q '^[0-9]* ([^)]*) S' "/proc/$p/stat"; } 2>/dev/null; do
+	sleep 0.1; i=$((i+1)); done
+  sleep 0.3; printf '\003'; sleep 1; } |
 	timeout 120 script -qec "exec $skel trace --format count -o $tmp/rd.cnt -- $tmp/bin/skelrd" /dev/null >"$tmp/tty" 2>&1
 rc=$?
 [ $rc -eq 130 ] || bad "^C on the terminal under skel trace: status $rc: $(tail -3 "$tmp/tty")"

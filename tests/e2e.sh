@@ -54,6 +54,13 @@ fi
 grep -q "is not the one" "$tmp/err" || bad "wrong binary message: $(cat "$tmp/err")"
 [ -e "$tmp/w.vals" ] && bad "a value trace was written for the wrong binary"
 
+# refusals: values recorded with another skeleton of the same binary
+$skel gen "$app" --all-accesses -o "$tmp/all.c" 2>/dev/null
+$skel record "$tmp/m.c" -o "$tmp/m.vals" -- "$app" >/dev/null
+$skel replay "$tmp/all.c" "$tmp/m.vals" -o "$tmp/x.txt" 2>"$tmp/err"
+[ $? -eq 2 ] || bad "values replayed with another skeleton of the binary: exit status not 2"
+grep -q "$tmp/m.vals: recorded with another skeleton" "$tmp/err" || bad "another skeleton: message: $(cat "$tmp/err")"
+
 # truncated and corrupted value traces: clear error, the valid prefix replayed
 $skel record "$tmp/m.c" -o "$tmp/m.vals" -- "$app" >/dev/null
 $skel replay "$tmp/m.c" "$tmp/m.vals" -o "$tmp/full.txt" || bad "replay of a good value trace failed"

@@ -732,6 +732,8 @@ static void test_patch_roundtrip_and_errors(void **state)
 	fclose(f);
 	assert_int_equal(patch_parse(&q, buf, len, err), 0);
 	assert_int_equal(patch_hash(&p), patch_hash(&q));
+	q.probes[1].k = 0;	/* another operand: another patch */
+	assert_true(patch_hash(&p) != patch_hash(&q));
 	free(buf);
 	patch_free(&p);
 	patch_free(&q);
