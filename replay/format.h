@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define FMT_ERR_LEN 256
 
@@ -143,9 +144,12 @@ int patch_reg_parse(const char *name);
 
 /* Little-endian throughout.  A 104-byte header, then chunks; each chunk is
  * a 24-byte header and payload_bytes of payload.  Chunks of different
- * threads interleave; within one thread they are in program order. */
+ * threads interleave; within one thread they are in program order.
+ * Version 2: the header and every chunk carry a check (vt_check), a VALUES
+ * payload starts with the index of its first word in the thread's stream,
+ * and THREAD_END's count is checked against the words received. */
 #define VT_MAGIC "SKELVAL"	/* 8 bytes with its NUL */
-#define VT_VERSION 1
+#define VT_VERSION 2
 #define VT_CHUNK_MAGIC 0x4b48434bu	/* "KCHK" */
 #define VT_HEADER_SIZE 104
 #define VT_CHUNK_HEADER_SIZE 24
@@ -153,7 +157,7 @@ int patch_reg_parse(const char *name);
 typedef struct vt_header {
 	char magic[8];		/* "SKELVAL\0" */
 	uint32_t version;	/* VT_VERSION */
-	uint32_t flags;		/* none defined yet: 0 */
+	uint32_t check;		/* vt_check of the header with check = 0 */
 	uint8_t id[SKEL_ID_MAX];	/* identity of the recorded executable */
 	uint32_t id_len;
 	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
@@ -165,7 +169,8 @@ typedef struct vt_chunk_header {
 	uint32_t magic;		/* VT_CHUNK_MAGIC */
 	uint32_t type;		/* VT_* below */
 	uint32_t thread;	/* thread index, 0 = the main thread */
-	uint32_t reserved;	/* 0 */
+	uint32_t check;		/* vt_check of this header (check = 0)
+				   and of the payload */
 	uint64_t payload_bytes;
 } vt_chunk_header;
 
@@ -173,9 +178,51 @@ _Static_assert(sizeof(vt_header) == VT_HEADER_SIZE, "vt_header layout");
 _Static_assert(sizeof(vt_chunk_header) == VT_CHUNK_HEADER_SIZE,
 	       "vt_chunk_header layout");
 
+/* The check: a word-at-a-time hash (every step a bijection of the state,
+ * so any one changed word changes it), folded to 32 bits.  Sizes are
+ * multiples of 8 throughout the format. */
+static inline uint64_t vt_mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static inline uint32_t vt_fold(uint64_t h)
+{
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+/* Sets h->check over the header, `pre` (np bytes, the VALUES index) and
+ * the payload. */
+static inline void vt_chunk_seal(vt_chunk_header *h, const void *pre, size_t np,
+				 const void *payload, size_t n)
+{
+	h->check = 0;
+	uint64_t x = vt_mix(0x736b656c76616c32ull, h, sizeof *h);
+	x = vt_mix(x, pre, np);
+	h->check = vt_fold(vt_mix(x, payload, n));
+}
+
+static inline void vt_header_seal(vt_header *h)
+{
+	h->check = 0;
+	h->check = vt_fold(vt_mix(0x736b656c68647232ull, h, sizeof *h));
+}
+
 enum vt_chunk_type {
-	VT_THREAD_START = 1,	/* payload: vt_thread_start */
-	VT_VALUES = 2,		/* payload: u64 words, in firing order */
+	VT_THREAD_START = 1,	/* payload: vt_thread_start; a thread's first */
+	VT_VALUES = 2,		/* payload: u64 index of the first word in the
+				 * thread's stream, then u64 words in firing
+				 * order */
 	VT_THREAD_END = 3,	/* payload: u64 number of words recorded */
 	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
 	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
@@ -272,10 +319,26 @@ int vtrace_open_mem(vtrace *t, const void *data, size_t size,
  * of the fixed-size types are checked here. */
 int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN]);
 void vtrace_close(vtrace *t);
+/* A chunk read at file offset `off`: magic, type, payload size and check.
+ * 0, or -1 with err naming the offset (vtrace_next and the replayer's
+ * stream reader both use it). */
+int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
+		    uint64_t off, char err[FMT_ERR_LEN]);
+/* What a thread's chunks must say in order: START first and once, VALUES
+ * numbered from 0 without gaps or repeats, THREAD_END's count equal to
+ * the words received, nothing after THREAD_END or CRASH.  `seen` is the
+ * state (zero it per thread): 0 or -1 with err. */
+typedef struct vt_order {
+	bool started, ended;
+	uint64_t words;
+} vt_order;
+int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload,
+		   uint64_t off, char err[FMT_ERR_LEN]);
 
 /* One thread's stream gathered from the whole file. */
 typedef struct vt_stream {
 	uint32_t thread;
+	vt_order order;		/* its chunks so far (vt_order_check) */
 	bool started;		/* a THREAD_START chunk was seen */
 	bool ended;		/* a THREAD_END chunk was seen */
 	bool crashed;		/* a CRASH chunk names this thread */

@@ -203,43 +203,55 @@ static long rec_syscall3(long nr, long a, long b, long c)
 }
 
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
- * threads do not interleave inside each other. */
-static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
-			    size_t n);
+ * threads do not interleave inside each other.  A VALUES chunk's payload
+ * starts with `first`, the index of its first word in the stream. */
+static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
+			    const void *p, size_t n);
+
+/* Chunks other than VALUES. */
+static void rec_chunk(uint32_t type, uint32_t thread, const void *p,
+		      size_t n)
+{
+	rec_chunk_write(type, thread, 0, p, n);
+}
 
 /* On a pipe only writes of up to PIPE_BUF bytes are atomic: a VALUES
  * chunk goes out in pieces that fit, each one a whole chunk, so that the
  * chunks of concurrent threads (or of a dying thread flushing the others)
  * stay whole.  The reader joins consecutive VALUES chunks of a thread. */
-static void rec_chunk(uint32_t type, uint32_t thread, const void *p,
-		      size_t n)
+static void rec_values(uint32_t thread, uint64_t first, const uint64_t *w,
+		       size_t nwords)
 {
-	const size_t piece = (PIPE_BUF - sizeof(vt_chunk_header)) & ~(size_t)7;
-	if (R.pipe && type == VT_VALUES)
-		while (n > piece) {
-			rec_chunk_write(type, thread, p, piece);
-			p = (const char *)p + piece;
-			n -= piece;
+	const size_t piece = (PIPE_BUF - sizeof(vt_chunk_header) - 8) / 8;
+	if (R.pipe)
+		while (nwords > piece) {
+			rec_chunk_write(VT_VALUES, thread, first, w, piece * 8);
+			w += piece;
+			first += piece;
+			nwords -= piece;
 		}
-	rec_chunk_write(type, thread, p, n);
+	rec_chunk_write(VT_VALUES, thread, first, w, nwords * 8);
 }
 
-static void rec_chunk_write(uint32_t type, uint32_t thread, const void *p,
-			    size_t n)
+static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
+			    const void *p, size_t n)
 {
 	if (rec_off())
 		return;
-	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
-	struct iovec iov[2] = { { &h, sizeof h }, { (void *)p, n } };
-	size_t left = sizeof h + n;
+	int values = type == VT_VALUES;
+	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n + (values ? 8 : 0) };
+	vt_chunk_seal(&h, &first, values ? 8 : 0, p, n);
+	struct iovec iov[3] = { { &h, sizeof h }, { &first, values ? 8 : 0 },
+				{ (void *)p, n } };
+	size_t left = sizeof h + (values ? 8 : 0) + n;
 	while (left) {
-		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 2);
+		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 3);
 		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return;
 		left -= (size_t)w;
-		for (int i = 0; i < 2 && w; i++) {
+		for (int i = 0; i < 3 && w; i++) {
 			size_t d = (size_t)w < iov[i].iov_len ? (size_t)w
 							      : iov[i].iov_len;
 			iov[i].iov_base = (char *)iov[i].iov_base + d;
@@ -345,7 +357,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		return;
 	if (end > t->sent && !rec_off()) {
 		size_t n = (size_t)(end - t->sent);
-		rec_chunk(VT_VALUES, t->index, t->sent, n * 8);
+		rec_values(t->index, t->written, t->sent, n);
 		t->written += n;
 		atomic_fetch_add(&R.values, n);
 	}
@@ -1783,6 +1795,7 @@ static void rec_header_write(const uint8_t *id, uint32_t id_len)
 			.image_base = R.img.bias };
 	memcpy(h.magic, VT_MAGIC, 8);
 	memcpy(h.id, id, id_len);
+	vt_header_seal(&h);
 	if (write(R.fd, &h, sizeof h) != (ssize_t)sizeof h)
 		rec_die("cannot write the value trace: %s", strerror(errno));
 }

@@ -110,6 +110,7 @@ typedef struct stream {
 	bool dead;              /* replay over: later words are dropped */
 	vt_crash crash;
 	uint64_t nvalues;       /* words received */
+	vt_order order;         /* its chunks so far (vt_order_check) */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
 	uint64_t base;          /* words before cur */
@@ -877,6 +878,24 @@ typedef struct streams {
 	size_t n, cap;
 } streams;
 
+/* A thread's trace waits here until the threads before it are written:
+ * in $TMPDIR (tmpfile() would take /tmp whatever the user said), gone
+ * once closed. */
+static FILE *spill_file(void)
+{
+	const char *d = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/skel-spill-XXXXXX", d && *d ? d : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	FILE *f = fdopen(fd, "w+");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out,
 			   const vt_thread_start *start)
 {
@@ -888,9 +907,11 @@ static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out
 		v->a = realloc(v->a, v->cap * sizeof *v->a);
 	}
 	bool spill = v->n > 0;
-	FILE *f = spill ? tmpfile() : out;
+	FILE *f = spill ? spill_file() : out;
 	if (!f) {
-		fprintf(stderr, "skel: replay: cannot create a temporary file: %s\n", strerror(errno));
+		const char *d = getenv("TMPDIR");
+		fprintf(stderr, "skel: replay: cannot create a temporary file in %s: %s\n",
+			d && *d ? d : "/tmp", strerror(errno));
 		exit(2);
 	}
 	stream *s = stream_new(thread, bias, f, spill);
@@ -942,11 +963,7 @@ static int replay_fd(FILE *out, bool quiet)
 			snprintf(err, sizeof err, "bad chunk magic at offset %" PRIu64, off);
 			break;
 		}
-		size_t want = c.type == VT_THREAD_START || c.type == VT_END ? 24
-			: c.type == VT_CRASH ? 16 : c.type == VT_THREAD_END ? 8 : 0;
-		if ((want && c.payload_bytes != want) || c.type < VT_THREAD_START ||
-		    c.type > VT_CRASH || c.payload_bytes > ((uint64_t)1 << 30) ||
-		    (c.type == VT_VALUES && c.payload_bytes % 8)) {
+		if (c.payload_bytes > ((uint64_t)1 << 30)) {
 			snprintf(err, sizeof err, "bad chunk at offset %" PRIu64 ": type %u, %" PRIu64
 				 " payload bytes", off, c.type, c.payload_bytes);
 			break;
@@ -962,14 +979,31 @@ static int replay_fd(FILE *out, bool quiet)
 			free(p);
 			break;
 		}
+		if (vt_chunk_verify(&c, p, off, err) < 0) {
+			free(p);
+			break;
+		}
 		if (c.type == VT_TRAMPOLINE_MAP || c.type == VT_END) {
 			complete |= c.type == VT_END;
 			free(p);
 			continue;
 		}
-		stream *s = find_stream(&v, c.thread, bias, out,
-					c.type == VT_THREAD_START ? p : NULL);
-		if (c.type != VT_VALUES || !c.payload_bytes) {
+		/* a thread's chunks in their order; its stream (and the thread
+		 * replaying it) only from a valid START on */
+		stream *s = NULL;
+		for (size_t i = 0; i < v.n && !s; i++)
+			if (v.a[i]->thread == c.thread)
+				s = v.a[i];
+		vt_order fresh = { 0 };
+		if (vt_order_check(s ? &s->order : &fresh, &c, p, off, err) < 0) {
+			free(p);
+			break;
+		}
+		if (!s) {
+			s = find_stream(&v, c.thread, bias, out, p);
+			s->order = fresh;
+		}
+		if (c.type != VT_VALUES || c.payload_bytes <= 8) {
 			pthread_mutex_lock(&mu);
 			if (c.type == VT_THREAD_START)
 				s->start = *(vt_thread_start *)p;
@@ -989,8 +1023,8 @@ static int replay_fd(FILE *out, bool quiet)
 		}
 		seg *g = malloc(sizeof *g);
 		g->next = NULL;
-		g->w = p;
-		g->n = c.payload_bytes / 8;
+		g->w = (uint64_t *)p + 1;	/* after the first word's index */
+		g->n = c.payload_bytes / 8 - 1;
 		g->owned = p;
 		pthread_mutex_lock(&mu);
 		s->nvalues += g->n;

@@ -34,8 +34,14 @@ static int vt_header_check(vtrace *t, char err[FMT_ERR_LEN])
 			       t->size, VT_HEADER_SIZE);
 	memcpy(&t->header, t->data, sizeof t->header);
 	if (t->header.version != VT_VERSION)
-		return vt_fail(err, "unsupported version %u (want %d)",
-			       t->header.version, VT_VERSION);
+		return vt_fail(err, "unsupported version %u (want %d)%s",
+			       t->header.version, VT_VERSION,
+			       t->header.version < VT_VERSION
+			       ? ": recorded by an older skel; record it again" : "");
+	vt_header sealed = t->header;
+	vt_header_seal(&sealed);
+	if (sealed.check != t->header.check)
+		return vt_fail(err, "header check mismatch: the header is damaged");
 	if (t->header.id_len > SKEL_ID_MAX)
 		return vt_fail(err, "bad header: identity of %u bytes",
 			       t->header.id_len);
@@ -123,7 +129,7 @@ static int vt_payload_ok(const vt_chunk_header *h)
 	case VT_THREAD_START:
 		return h->payload_bytes == sizeof(vt_thread_start);
 	case VT_VALUES:
-		return h->payload_bytes % 8 == 0;
+		return h->payload_bytes >= 8 && h->payload_bytes % 8 == 0;
 	case VT_THREAD_END:
 		return h->payload_bytes == 8;
 	case VT_TRAMPOLINE_MAP:
@@ -133,6 +139,68 @@ static int vt_payload_ok(const vt_chunk_header *h)
 	case VT_CRASH:
 		return h->payload_bytes == sizeof(vt_crash);
 	default:
+		return 0;
+	}
+}
+
+int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
+		    uint64_t off, char err[FMT_ERR_LEN])
+{
+	if (h->magic != VT_CHUNK_MAGIC)
+		return vt_fail(err, "bad chunk magic at offset %" PRIu64, off);
+	if (!vt_payload_ok(h))
+		return vt_fail(err, "bad chunk at offset %" PRIu64 ": type %u with "
+			       "%" PRIu64 " bytes of payload", off, h->type,
+			       h->payload_bytes);
+	vt_chunk_header c = *h;
+	vt_chunk_seal(&c, NULL, 0, payload, h->payload_bytes);
+	if (c.check != h->check)
+		return vt_fail(err, "chunk at offset %" PRIu64 " (type %u, thread %u): "
+			       "check mismatch, the chunk is damaged", off, h->type,
+			       h->thread);
+	return 0;
+}
+
+int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload,
+		   uint64_t off, char err[FMT_ERR_LEN])
+{
+	uint32_t t = h->thread;
+	uint64_t n;
+	if (h->type == VT_TRAMPOLINE_MAP || h->type == VT_END)
+		return 0;
+	if (h->type == VT_THREAD_START) {
+		if (o->started)
+			return vt_fail(err, "thread %u: a second START chunk at offset %"
+				       PRIu64, t, off);
+		o->started = true;
+		return 0;
+	}
+	if (!o->started)
+		return vt_fail(err, "thread %u: chunk at offset %" PRIu64 " (type %u) "
+			       "before the thread's START chunk", t, off, h->type);
+	if (o->ended)
+		return vt_fail(err, "thread %u: chunk at offset %" PRIu64 " (type %u) "
+			       "after the thread's end", t, off, h->type);
+	switch (h->type) {
+	case VT_VALUES:
+		memcpy(&n, payload, 8);
+		if (n != o->words)
+			return vt_fail(err, "thread %u: the VALUES chunk at offset %" PRIu64
+				       " starts at word %" PRIu64 ", expected %" PRIu64
+				       " (a chunk lost or repeated)", t, off, n, o->words);
+		o->words += h->payload_bytes / 8 - 1;
+		return 0;
+	case VT_THREAD_END:
+		memcpy(&n, payload, 8);
+		if (n != o->words)
+			return vt_fail(err, "thread %u: THREAD_END at offset %" PRIu64
+				       " counts %" PRIu64 " words, the VALUES chunks hold %"
+				       PRIu64 " (a chunk lost or repeated)", t, off, n,
+				       o->words);
+		o->ended = true;
+		return 0;
+	default:	/* CRASH */
+		o->ended = true;
 		return 0;
 	}
 }
@@ -155,10 +223,8 @@ int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
 			       "(payload of %" PRIu64 " bytes, %zu left)", off,
 			       c->h.payload_bytes,
 			       t->size - off - VT_CHUNK_HEADER_SIZE);
-	if (!vt_payload_ok(&c->h))
-		return vt_fail(err, "bad chunk at offset %zu: type %u with "
-			       "%" PRIu64 " bytes of payload", off, c->h.type,
-			       c->h.payload_bytes);
+	if (vt_chunk_verify(&c->h, t->data + off + VT_CHUNK_HEADER_SIZE, off, err))
+		return -1;
 	if (t->ended)
 		return vt_fail(err, "chunk after the END chunk at offset %zu",
 			       off);
@@ -301,12 +367,13 @@ static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int vt_chunk_take(vt_reader *rd, const vt_chunk *c)
+static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN])
 {
 	vt_streams *s = rd->s;
 	size_t n = c->h.payload_bytes;
 	if (c->h.type == VT_TRAMPOLINE_MAP)
-		return vt_map_add(s, c->payload, n / sizeof(vt_map_entry));
+		return vt_map_add(s, c->payload, n / sizeof(vt_map_entry)) ?
+			vt_fail(err, "out of memory") : 0;
 	if (c->h.type == VT_END) {
 		memcpy(&s->end, c->payload, sizeof s->end);
 		s->complete = true;
@@ -314,6 +381,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c)
 	}
 	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
+		return vt_fail(err, "out of memory");
+	if (vt_order_check(&st->order, &c->h, c->payload, c->offset, err))
 		return -1;
 	if (c->h.type == VT_THREAD_START) {
 		memcpy(&st->start, c->payload, sizeof st->start);
@@ -323,9 +392,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c)
 	} else if (c->h.type == VT_CRASH) {
 		memcpy(&st->crash, c->payload, sizeof st->crash);
 		st->crashed = true;
-	} else if (rd->ref ? vt_run_add(st, c->payload, n / 8)
-			   : vt_values_add(st, c->payload, n / 8)) {
-		return -1;
+	} else if (rd->ref ? vt_run_add(st, c->payload + 8, n / 8 - 1)
+			   : vt_values_add(st, c->payload + 8, n / 8 - 1)) {
+		return vt_fail(err, "out of memory");
 	}
 	return 0;
 }
@@ -337,8 +406,8 @@ static int vt_streams_read(vtrace *t, vt_streams *out, bool ref)
 	vt_chunk c;
 	int rc;
 	while ((rc = vtrace_next(t, &c, out->error)) == 1)
-		if (vt_chunk_take(&rd, &c)) {
-			snprintf(out->error, sizeof out->error, "out of memory");
+		if (vt_chunk_take(&rd, &c, out->error)) {
+			t->failed = true;
 			break;
 		}
 	if (rc == 0)

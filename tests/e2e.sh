@@ -61,6 +61,23 @@ $skel replay "$tmp/all.c" "$tmp/m.vals" -o "$tmp/x.txt" 2>"$tmp/err"
 [ $? -eq 2 ] || bad "values replayed with another skeleton of the binary: exit status not 2"
 grep -q "$tmp/m.vals: recorded with another skeleton" "$tmp/err" || bad "another skeleton: message: $(cat "$tmp/err")"
 
+# a replay from a stream (skel run's) keeps the later threads' traces in
+# $TMPDIR until their turn; the compiled replayer reads the stream on --fd
+t=build/samples/threads-O2-pie
+$skel gen "$t" -o "$tmp/t.c" 2>/dev/null && $skel record "$tmp/t.c" -o "$tmp/t.vals" -- "$t" >/dev/null &&
+	XDG_CACHE_HOME="$tmp/tcache" $skel replay "$tmp/t.c" "$tmp/t.vals" -o "$tmp/t.txt" ||
+	bad "threads: gen, record or replay failed"
+rbin=$(ls "$tmp"/tcache/skel/replay-*)
+TMPDIR="$tmp/none" "$rbin" --fd 0 -o "$tmp/t2.txt" <"$tmp/t.vals" 2>"$tmp/err" &&
+	bad "threads replayed from a stream with TMPDIR missing: where did the spill go?"
+grep -q "temporary file in $tmp/none" "$tmp/err" || bad "spill file: message: $(cat "$tmp/err")"
+mkdir -p "$tmp/spill"
+TMPDIR="$tmp/spill" "$rbin" --fd 0 -o "$tmp/t2.txt" <"$tmp/t.vals" 2>"$tmp/err" ||
+	bad "threads replay from a stream with TMPDIR set: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/spill")" ] || bad "spill files left in TMPDIR: $(ls "$tmp/spill")"
+cmp -s "$tmp/t.txt" "$tmp/t2.txt" || bad "threads: the stream's replay differs from the file's"
+[ "$(grep -c '^#' "$tmp/t.txt")" -eq 3 ] || bad "threads replay: $(grep -c '^#' "$tmp/t.txt") threads, expected 3"
+
 # truncated and corrupted value traces: clear error, the valid prefix replayed
 $skel record "$tmp/m.c" -o "$tmp/m.vals" -- "$app" >/dev/null
 $skel replay "$tmp/m.c" "$tmp/m.vals" -o "$tmp/full.txt" || bad "replay of a good value trace failed"

@@ -3,6 +3,7 @@
  * checks the behaviour the fix gives.  Binaries are sample builds with a
  * few bytes changed, or tiny programs assembled at test time. */
 #include "tests/testutil.h"
+#include "tests/vtutil.h"
 #include "analyzer/analyzer.h"
 #include "skelgen/skelgen.h"
 #include "replay/format.h"
@@ -151,31 +152,19 @@ static void patched_switch_sample_generates(void **state)
 
 /* ------------------------------------------------------- value traces */
 
-static size_t vt_put_chunk(uint8_t *buf, size_t at, uint32_t type, uint32_t thread,
-			   const void *payload, uint64_t n)
-{
-	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
-	memcpy(buf + at, &h, sizeof h);
-	if (n)
-		memcpy(buf + at + sizeof h, payload, n);
-	return at + sizeof h + n;
-}
-
 /* A VALUES and a TRAMPOLINE_MAP chunk with no payload (a flush of an empty
  * buffer) came first for their stream: the reader copied zero bytes to a
  * NULL array (UBSan: null pointer arithmetic). */
 static void empty_chunks_read_as_nothing(void **state)
 {
 	uint8_t buf[512] = { 0 };
-	vt_header h = { .version = VT_VERSION, .id_len = 8, .id_kind = SKEL_ID_HASH };
-	memcpy(h.magic, VT_MAGIC, 8);
-	memcpy(buf, &h, sizeof h);
 	uint64_t word = 42;
-	size_t n = VT_HEADER_SIZE;
-	n = vt_put_chunk(buf, n, VT_TRAMPOLINE_MAP, 0, NULL, 0);
-	n = vt_put_chunk(buf, n, VT_VALUES, 3, NULL, 0);
-	n = vt_put_chunk(buf, n, VT_VALUES, 3, &word, 8);
-	n = vt_put_chunk(buf, n, VT_VALUES, 3, NULL, 0);
+	size_t n = vt_put_header(buf);
+	n = vt_put_chunk(buf, n, VT_TRAMPOLINE_MAP, 0, 0, NULL, 0);
+	n = vt_put_start(buf, n, 3);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, 0, NULL, 0);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, 0, &word, 8);
+	n = vt_put_chunk(buf, n, VT_VALUES, 3, 1, NULL, 0);
 	for (int ref = 0; ref < 2; ref++) {
 		vtrace t;
 		char err[FMT_ERR_LEN];

@@ -9,6 +9,7 @@
  * program under LD_PRELOAD and compares the value trace with that output,
  * and the program's output and exit status with a native run. */
 #include "tests/testutil.h"
+#include "tests/vtutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -844,22 +845,20 @@ static void test_vtrace_ref_equals_copy(void **state)
 static void test_vtrace_many_threads_keep_their_streams(void **state)
 {
 	enum { NT = 5000 };
-	size_t size = VT_HEADER_SIZE + 2 * NT * (VT_CHUNK_HEADER_SIZE + 8);
+	size_t size = VT_HEADER_SIZE + NT * (VT_CHUNK_HEADER_SIZE + sizeof(vt_thread_start)) +
+		      2 * NT * (VT_CHUNK_HEADER_SIZE + 16);
 	uint8_t *buf = calloc(1, size);
-	vt_header h = { .version = VT_VERSION, .id_len = 8, .id_kind = SKEL_ID_HASH };
-	memcpy(h.magic, VT_MAGIC, 8);
-	memcpy(buf, &h, sizeof h);
-	size_t at = VT_HEADER_SIZE;
+	size_t at = vt_put_header(buf);
 	/* round 0 names thread 64*i (mod 2^32, descending), round 1 again */
+	for (uint32_t i = 0; i < NT; i++)
+		at = vt_put_start(buf, at, 0u - 64u * i);
 	for (int round = 0; round < 2; round++)
 		for (uint32_t i = 0; i < NT; i++) {
 			uint32_t thread = 0u - 64u * i;
 			uint64_t word = (uint64_t)thread << 1 | (uint64_t)round;
-			vt_chunk_header c = { VT_CHUNK_MAGIC, VT_VALUES, thread, 0, 8 };
-			memcpy(buf + at, &c, sizeof c);
-			memcpy(buf + at + sizeof c, &word, 8);
-			at += sizeof c + 8;
+			at = vt_put_chunk(buf, at, VT_VALUES, thread, (uint64_t)round, &word, 8);
 		}
+	assert_int_equal(at, size);
 	char err[FMT_ERR_LEN];
 	vtrace t;
 	assert_int_equal(vtrace_open_mem(&t, buf, size, err), 0);

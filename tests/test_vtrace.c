@@ -1,0 +1,189 @@
+/* The value trace's integrity (format.h, version 2): every way a file can
+ * be damaged that once replayed with status 0 and a different trace is
+ * refused, with a message that names the chunk; an intact file reads
+ * back exactly. */
+#include "tests/testutil.h"
+#include "tests/vtutil.h"
+
+enum { NVAL = 3, PER = 4 };	/* VALUES chunks of thread 1, words in each */
+
+typedef struct file {
+	uint8_t buf[4096];
+	size_t n;
+	size_t start;			/* offset of thread 1's START chunk */
+	size_t values[NVAL];		/* offsets of its VALUES chunks */
+	size_t end_thread;		/* its THREAD_END */
+} file;
+
+/* Header, map, thread 0 (START, 2 words, END), thread 1 (START, NVAL
+ * chunks of PER words, THREAD_END), END. */
+static void make(file *f)
+{
+	memset(f, 0, sizeof *f);
+	uint8_t *b = f->buf;
+	size_t at = vt_put_header(b);
+	vt_map_entry m = { 0x1000, 0x10, 5, VT_MAP_PROBE };
+	at = vt_put_chunk(b, at, VT_TRAMPOLINE_MAP, 0, 0, &m, sizeof m);
+	at = vt_put_start(b, at, 0);
+	uint64_t w0[2] = { 7, 8 };
+	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w0, sizeof w0);
+	f->start = at;
+	at = vt_put_start(b, at, 1);
+	for (int k = 0; k < NVAL; k++) {
+		uint64_t w[PER];
+		for (int i = 0; i < PER; i++)
+			w[i] = 100 * (uint64_t)k + (uint64_t)i;
+		f->values[k] = at;
+		at = vt_put_chunk(b, at, VT_VALUES, 1, (uint64_t)k * PER, w, sizeof w);
+	}
+	f->end_thread = at;
+	uint64_t count = NVAL * PER;
+	at = vt_put_chunk(b, at, VT_THREAD_END, 1, 0, &count, 8);
+	count = 2;
+	at = vt_put_chunk(b, at, VT_THREAD_END, 0, 0, &count, 8);
+	vt_end e = { 2, 2 + NVAL * PER, VT_END_EXIT, 0 };
+	at = vt_put_chunk(b, at, VT_END, 0, 0, &e, sizeof e);
+	f->n = at;
+}
+
+/* Reads f; returns the error ("" if none) in a static buffer, and checks
+ * that the words read before it are a prefix of the intact ones. */
+static const char *read_error(const uint8_t *b, size_t n)
+{
+	static char out[FMT_ERR_LEN];
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	if (vtrace_open_mem(&t, b, n, err) < 0) {
+		snprintf(out, sizeof out, "%s", err);
+		return out;
+	}
+	vt_streams s;
+	vtrace_streams_from(&t, &s);
+	snprintf(out, sizeof out, "%s", s.error);
+	const vt_stream *st = vtrace_stream(&s, 1);
+	for (size_t i = 0; st && i < st->nvalues; i++)
+		assert_int_equal(st->values[i], 100 * (i / PER) + i % PER);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	return out;
+}
+
+static void expect(const uint8_t *b, size_t n, const char *what)
+{
+	const char *e = read_error(b, n);
+	if (!strstr(e, what))
+		fail_msg("expected an error with '%s', got '%s'", what, e);
+}
+
+static void test_intact_file_reads_back(void **state)
+{
+	(void)state;
+	file f;
+	make(&f);
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	assert_int_equal(vtrace_open_mem(&t, f.buf, f.n, err), 0);
+	vt_streams s;
+	vtrace_streams_ref(&t, &s);
+	assert_string_equal(s.error, "");
+	assert_true(s.complete);
+	assert_int_equal(s.nmap, 1);
+	const vt_stream *st = vtrace_stream(&s, 1);
+	assert_non_null(st);
+	assert_int_equal(st->nvalues, NVAL * PER);
+	assert_int_equal(st->nruns, NVAL);
+	for (int k = 0; k < NVAL; k++)
+		for (int i = 0; i < PER; i++)
+			assert_int_equal(st->runs[k].w[i], 100 * k + i);
+	assert_int_equal(vtrace_stream(&s, 0)->nvalues, 2);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+}
+
+/* One bit of a value word, of a thread id, of the header's image_base */
+static void test_changed_bits_are_refused(void **state)
+{
+	(void)state;
+	file f;
+	make(&f);
+	f.buf[f.values[1] + VT_CHUNK_HEADER_SIZE + 8 + 3] ^= 0x10;
+	expect(f.buf, f.n, "check mismatch");
+	make(&f);
+	f.buf[f.values[2] + 8] ^= 1;	/* the chunk's thread */
+	expect(f.buf, f.n, "check mismatch");
+	make(&f);
+	f.buf[f.values[0] + VT_CHUNK_HEADER_SIZE] ^= 4;	/* its first word's index */
+	expect(f.buf, f.n, "check mismatch");
+	make(&f);
+	f.buf[offsetof(vt_header, image_base)] ^= 0x40;
+	expect(f.buf, f.n, "header check mismatch");
+	make(&f);
+	f.buf[offsetof(vt_header, patch_hash) + 7] ^= 0x80;
+	expect(f.buf, f.n, "header check mismatch");
+}
+
+/* Whole chunks repeated, dropped or moved: each chunk is intact, their
+ * sequence is not. */
+static void test_lost_repeated_moved_chunks_are_refused(void **state)
+{
+	(void)state;
+	file f, g;
+	make(&f);
+	size_t len1 = f.values[2] - f.values[1];
+	/* a VALUES chunk twice */
+	memcpy(g.buf, f.buf, f.values[2]);
+	memcpy(g.buf + f.values[2], f.buf + f.values[1], len1);
+	memcpy(g.buf + f.values[2] + len1, f.buf + f.values[2], f.n - f.values[2]);
+	expect(g.buf, f.n + len1, "starts at word 4, expected 8 (a chunk lost or repeated)");
+	/* one dropped from the middle */
+	memcpy(g.buf, f.buf, f.values[1]);
+	memcpy(g.buf + f.values[1], f.buf + f.values[2], f.n - f.values[2]);
+	expect(g.buf, f.n - len1, "starts at word 8, expected 4");
+	/* the last one dropped: THREAD_END's count tells */
+	memcpy(g.buf, f.buf, f.values[2]);
+	memcpy(g.buf + f.values[2], f.buf + f.end_thread, f.n - f.end_thread);
+	expect(g.buf, f.n - (f.end_thread - f.values[2]), "counts 12 words, the VALUES chunks hold 8");
+	/* the thread's START dropped */
+	size_t slen = f.values[0] - f.start;
+	memcpy(g.buf, f.buf, f.start);
+	memcpy(g.buf + f.start, f.buf + f.values[0], f.n - f.values[0]);
+	expect(g.buf, f.n - slen, "before the thread's START chunk");
+	/* START repeated after the values began */
+	memcpy(g.buf, f.buf, f.values[1]);
+	memcpy(g.buf + f.values[1], f.buf + f.start, slen);
+	memcpy(g.buf + f.values[1] + slen, f.buf + f.values[1], f.n - f.values[1]);
+	expect(g.buf, f.n + slen, "a second START chunk");
+	/* values after the thread's end */
+	size_t vlen = f.values[1] - f.values[0];
+	memcpy(g.buf, f.buf, f.end_thread + VT_CHUNK_HEADER_SIZE + 8);
+	memcpy(g.buf + f.end_thread + VT_CHUNK_HEADER_SIZE + 8, f.buf + f.values[0], vlen);
+	memcpy(g.buf + f.end_thread + VT_CHUNK_HEADER_SIZE + 8 + vlen,
+	       f.buf + f.end_thread + VT_CHUNK_HEADER_SIZE + 8,
+	       f.n - f.end_thread - VT_CHUNK_HEADER_SIZE - 8);
+	expect(g.buf, f.n + vlen, "after the thread's end");
+}
+
+/* A file of the previous format is refused as such, not misread. */
+static void test_older_version_refused(void **state)
+{
+	(void)state;
+	file f;
+	make(&f);
+	vt_header h;
+	memcpy(&h, f.buf, sizeof h);
+	h.version = 1;
+	vt_header_seal(&h);
+	memcpy(f.buf, &h, sizeof h);
+	expect(f.buf, f.n, "unsupported version 1 (want 2): recorded by an older skel");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intact_file_reads_back),
+		cmocka_unit_test(test_changed_bits_are_refused),
+		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
+		cmocka_unit_test(test_older_version_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
