@@ -13,9 +13,11 @@
 #include "analyzer/util.h"
 #include "replay/format.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +90,14 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 	char line[256];
 	uint64_t pc = 0;
 	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
+	bool call_jmp = false;	/* the jmp that ends an emulated call */
+	size_t push_at = SIZE_MAX;	/* its push's store, in out */
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
 		if (line[0] == 'I' && sscanf(line + 1, " %llx,%llu", &a, &n) == 2) {
 			const vt_map_entry *m;
 			mode = 0;
+			call_jmp = false;
 			if (in_analyzed_text(b, a - bias)) {
 				pc = a - bias;
 				mode = 1;
@@ -100,6 +105,7 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 				pc = m->pc;
 				mode = m->kind == VT_MAP_DISPLACED || m->kind == VT_MAP_CALL_JMP ? 1 :
 				       m->kind == VT_MAP_CALL_PUSH ? 2 : 0;
+				call_jmp = m->kind == VT_MAP_CALL_JMP;
 			}
 			if (mode == 1 && valgrind_bt_artifact(b, pc))
 				mode = 0;
@@ -113,6 +119,18 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 		if (mode == 2 && k != 'S')
 			continue;
 		acc x = { .pc = pc, .addr = a, .size = (uint32_t)n };
+		/* `call [mem]` emulated in a trampoline (push the return
+		 * address, then jmp [mem]) stores before it loads; the
+		 * processor, and the skeleton, load the pointer first */
+		if (call_jmp && k == 'L' && push_at < out->n &&
+		    out->a[push_at].pc == pc && push_at == out->n - 1) {
+			acc st = out->a[push_at];
+			x.w = 0;
+			out->a[push_at] = x;
+			vec_push(*out, st);
+			push_at = SIZE_MAX;
+			continue;
+		}
 		if (k == 'L' || k == 'M') {
 			x.w = 0;
 			vec_push(*out, x);
@@ -120,6 +138,8 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 		if (k == 'S' || k == 'M') {
 			x.w = 1;
 			vec_push(*out, x);
+			if (mode == 2)
+				push_at = out->n - 1;
 		}
 	}
 	fclose(f);
@@ -224,6 +244,21 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 	return 0;
 }
 
+/* The logs of the program's children, lackey.PID.log. */
+static void remove_children_logs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "lackey.", 7)) {
+			char p[PATH_MAX];
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	int n = argc;
@@ -256,9 +291,12 @@ int cmd_check(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s/skel-check-XXXXXX", tmp_dir());
 	if (!tmp_mkdtemp(dir))
 		return skel_fail(dir, strerror(errno));
-	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], trace[PATH_MAX];
+	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], logs[PATH_MAX], trace[PATH_MAX];
 	snprintf(gen_path, sizeof gen_path, "%s/skel.c", dir);
 	snprintf(vals, sizeof vals, "%s/app.vals", dir);
+	/* one log per process: a forked child is traced by valgrind too,
+	 * and its lines must not mix with the program's */
+	snprintf(logs, sizeof logs, "%s/lackey.%%p.log", dir);
 	snprintf(log, sizeof log, "%s/lackey.log", dir);
 	snprintf(trace, sizeof trace, "%s/trace.txt", dir);
 	char *files[] = { gen_path, vals, log, trace };
@@ -280,8 +318,20 @@ int cmd_check(int argc, char **argv)
 	char *bin = compile_skeleton(skel);
 	if (!bin)
 		goto out;
-	int st = record_run(skel, vals, app_path, app, log);
+	char patch_path[PATH_MAX];
+	pid_t pid = record_start(skel, vals, app_path, app, logs, patch_path);
+	int st = pid < 0 ? -1 : child_wait(pid);
+	if (pid >= 0)
+		tmp_remove(patch_path);
 	if (st < 0 || child_interrupted()) {	/* the user's ^C: no check */
+		free(bin);
+		goto out;
+	}
+	/* the program's own log (valgrind runs as the program's process) */
+	char plog[PATH_MAX];
+	snprintf(plog, sizeof plog, "%s/lackey.%d.log", dir, (int)pid);
+	if (rename(plog, log) != 0) {
+		fprintf(stderr, "skel check: %s: %s\n", plog, strerror(errno));
 		free(bin);
 		goto out;
 	}
@@ -333,6 +383,7 @@ out:
 	if (!keep) {
 		for (size_t i = 0; i < sizeof files / sizeof *files; i++)
 			tmp_remove(files[i]);
+		remove_children_logs(dir);
 		tmp_remove(dir);
 	} else {
 		fprintf(stderr, "skel check: files kept in %s\n", dir);

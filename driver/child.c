@@ -27,9 +27,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -129,13 +131,37 @@ static void stop_children(int sig)
 	}
 }
 
+/* A private directory of ours emptied (what a child left in it, say
+ * valgrind's log of a process the program forked), with system calls
+ * only: this runs in a signal handler. */
+static void empty_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short len;
+				 unsigned char type; char name[]; } *d = (void *)(buf + off);
+			if (strcmp(d->name, ".") && strcmp(d->name, ".."))
+				unlinkat(fd, d->name, 0);
+			off += d->len;
+		}
+	close(fd);
+}
+
 static void on_signal(int sig)
 {
 	take_terminal_back();
 	stop_children(sig);
 	for (int i = ntmp - 1; i >= 0; i--)
-		if (unlink(tmp_paths[i]) < 0 && errno == EISDIR)
+		if (unlink(tmp_paths[i]) < 0 && errno == EISDIR && rmdir(tmp_paths[i]) < 0 &&
+		    errno == ENOTEMPTY) {
+			empty_dir(tmp_paths[i]);
 			rmdir(tmp_paths[i]);
+		}
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigemptyset(&dfl.sa_mask);
 	sigaction(sig, &dfl, NULL);

@@ -227,7 +227,32 @@ enum vt_chunk_type {
 	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
 	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
 	VT_CRASH = 6,		/* payload: vt_crash; a fatal signal in `thread` */
+	VT_SIGNAL = 7,		/* payload: vt_signal; a program handler ran */
+	VT_EXEC = 8,		/* payload: vt_exec; execve called (thread 0) */
+	VT_FORK = 9,		/* payload: vt_fork; fork() made a child */
 };
+
+/* Events the skeleton does not model yet; each is in the stream of the
+ * thread it happened in, after the words recorded before it. */
+typedef struct vt_signal {
+	uint64_t word;		/* words of the thread before the handler */
+	uint64_t pc;		/* interrupted pc, link-time if in the image */
+	uint32_t signal;
+	uint32_t reserved;
+} vt_signal;
+
+enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2 };
+typedef struct vt_exec {
+	uint32_t stage;		/* VT_EXEC_*: about to exec, or it returned */
+	uint32_t reserved;
+	char path[248];		/* the file, cut to fit, NUL-terminated */
+} vt_exec;
+
+typedef struct vt_fork {
+	uint64_t word;		/* words of the thread before fork() */
+	uint32_t pid;		/* the child */
+	uint32_t reserved;
+} vt_fork;
 
 /* Where a thread died of a signal: a replay of its stream stops at the
  * first access of `pc` after the stream's last word (the faulting access
@@ -287,6 +312,9 @@ typedef struct vt_end {
 } vt_end;
 
 _Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
+_Static_assert(sizeof(vt_signal) == 24, "vt_signal layout");
+_Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
+_Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 
@@ -343,6 +371,11 @@ typedef struct vt_stream {
 	bool ended;		/* a THREAD_END chunk was seen */
 	bool crashed;		/* a CRASH chunk names this thread */
 	vt_crash crash;
+	bool signalled;		/* a SIGNAL chunk: the first one, and no word
+				 * after it is kept */
+	vt_signal sig;
+	uint32_t forks;		/* FORK chunks */
+	vt_fork fork;		/* the first */
 	vt_thread_start start;
 	uint64_t *values;	/* the words, copied (vtrace_streams_from) */
 	size_t nvalues;		/* words in all, copied or not */
@@ -361,6 +394,7 @@ typedef struct vt_streams {
 	size_t nmap;
 	bool complete;		/* END chunk present: the run exited cleanly */
 	vt_end end;
+	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
 	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
 } vt_streams;
 

@@ -31,6 +31,7 @@
 #include "replay/format.h"
 
 #include <Zydis/Zydis.h>
+#include <alloca.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -177,6 +178,16 @@ REC_REAL(sigprocmask, rec_sigmask_fn)
 REC_REAL(pthread_sigmask, rec_sigmask_fn)
 REC_REAL(pthread_create, rec_pthread_create_fn)
 REC_REAL(_exit, rec_exit_fn)
+typedef int (*rec_execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*rec_execv_fn)(const char *, char *const[]);
+typedef int (*rec_fexecve_fn)(int, char *const[], char *const[]);
+typedef pid_t (*rec_fork_fn)(void);
+REC_REAL(execve, rec_execve_fn)
+REC_REAL(execv, rec_execv_fn)
+REC_REAL(execvp, rec_execv_fn)
+REC_REAL(execvpe, rec_execve_fn)
+REC_REAL(fexecve, rec_fexecve_fn)
+REC_REAL(fork, rec_fork_fn)
 
 static int rec_sys_sigaction(int sig, const struct sigaction *a,
 			     struct sigaction *o)
@@ -1365,8 +1376,10 @@ static void *rec_code_map(size_t size)
 
 /* ------------------------------------------------------------- signals */
 
-static struct sigaction rec_prog_act[NSIG];	/* the program's, owned */
+static struct sigaction rec_prog_act[NSIG];	/* the program's: owned and
+						   wrapped signals */
 static volatile sig_atomic_t rec_fatal_ours[NSIG];
+static volatile sig_atomic_t rec_wrapped[NSIG];	/* rec_on_program runs first */
 static const int rec_fatal_sigs[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
 	SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS,
@@ -1414,6 +1427,8 @@ static void rec_note_crash(int sig, void *ucv)
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
 
+static void rec_note_signal(int sig, void *ucv);
+
 /* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
  * for.  Its sa_mask is not applied (documented). */
 static void rec_chain(int sig, siginfo_t *si, void *uc)
@@ -1423,6 +1438,7 @@ static void rec_chain(int sig, siginfo_t *si, void *uc)
 		void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
 		if (a->sa_flags & SA_RESETHAND)
 			a->sa_handler = SIG_DFL, a->sa_flags = 0;
+		rec_note_signal(sig, uc);
 		fn(sig, si, uc);
 		return;
 	}
@@ -1436,6 +1452,7 @@ static void rec_chain(int sig, siginfo_t *si, void *uc)
 	}
 	if (a->sa_flags & SA_RESETHAND)
 		a->sa_handler = SIG_DFL;
+	rec_note_signal(sig, uc);
 	h(sig);
 }
 
@@ -1497,6 +1514,47 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 	rec_chain(sig, si, ucv);
 }
 
+/* A handler of the program, about to run: the words before it are
+ * written and a SIGNAL chunk marks the place, so that the replay (which
+ * does not model handlers yet) stops there and says so instead of
+ * leaving the handler's accesses out silently.  No reset of the buffer:
+ * the signal may have come in the middle of a probe's store. */
+static void rec_note_signal(int sig, void *ucv)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || !t || t == &R.sink || rec_off() || getpid() != R.pid)
+		return;
+	ucontext_t *uc = ucv;
+	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	vt_signal e = { .signal = (uint32_t)sig };
+	if (rip >= R.img.lo && rip < R.img.hi)
+		e.pc = rip - R.img.bias;
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&t->lock);
+	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+	e.word = t->written;
+	rec_chunk(VT_SIGNAL, t->index, &e, sizeof e);
+	rec_unlock(&t->lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void rec_on_program(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+	rec_note_signal(sig, uc);
+	struct sigaction a = rec_prog_act[sig];
+	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
+		rec_wrapped[sig] = 0;
+		memset(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
+	}
+	errno = e;
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+		a.sa_handler(sig);
+}
+
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	rec_fatal_ours[sig] = 0;
@@ -1556,16 +1614,45 @@ REC_EXPORT int sigaction(int sig, const struct sigaction *act,
 	}
 	/* a handler that runs with SIGTRAP or SIGSEGV blocked would turn an
 	 * int3 site or a buffer guard hit into a kill */
-	struct sigaction mine;
+	struct sigaction mine, prev;
+	int wrapped = rec_wrapped[sig];
+	if (wrapped)
+		prev = rec_prog_act[sig];
 	if (act) {
 		mine = *act;
 		rec_keep_deliverable(&mine.sa_mask);
 		act = &mine;
 	}
-	if (!rec_is_fatal(sig))
-		return rec_sys_sigaction(sig, act, old);
+	/* the program's handlers run behind rec_on_program, with the
+	 * program's flags and mask; it reads back what it set */
+	if (act && ((act->sa_flags & SA_SIGINFO) ||
+		    (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN))) {
+		struct sigaction w = mine, cur;
+		w.sa_flags |= SA_SIGINFO;
+		w.sa_sigaction = rec_on_program;
+		rec_prog_act[sig] = *act;
+		if (rec_sys_sigaction(sig, &w, &cur))
+			return -1;
+		if (old)
+			*old = wrapped ? prev : rec_fatal_ours[sig] ?
+				(struct sigaction){ .sa_handler = SIG_DFL } : cur;
+		rec_wrapped[sig] = 1;
+		rec_fatal_ours[sig] = 0;
+		return 0;
+	}
+	if (act)
+		rec_wrapped[sig] = 0;
+	if (!rec_is_fatal(sig)) {
+		if (rec_sys_sigaction(sig, act, old))
+			return -1;
+		if (old && wrapped)
+			*old = prev;
+		return 0;
+	}
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, cur;
 	int ours = rec_fatal_ours[sig];
+	if (wrapped)
+		dfl = prev, ours = 1;
 	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
 		struct sigaction f = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
 						   SA_RESTART };
@@ -1687,6 +1774,129 @@ static void rec_atfork_child(void)
 	R.fd = -1;
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
+}
+
+/* exec: the image's words so far are written, then an EXEC chunk says
+ * that what follows (the new image) is not in this trace; a failed exec
+ * says so too, and recording goes on. */
+static void rec_note_exec(const char *path, uint32_t stage)
+{
+	if (!R.active || rec_off() || getpid() != R.pid)
+		return;
+	if (stage == VT_EXEC_CALLED)
+		rec_flush_all_dying();
+	vt_exec e = { .stage = stage };
+	if (path)
+		strncpy(e.path, path, sizeof e.path - 1);
+	rec_chunk(VT_EXEC, 0, &e, sizeof e);
+}
+
+#define REC_EXEC(call, path) \
+	do { \
+		int saved; \
+		rec_note_exec(path, VT_EXEC_CALLED); \
+		int rc = call; \
+		saved = errno; \
+		rec_note_exec(path, VT_EXEC_FAILED); \
+		errno = saved; \
+		return rc; \
+	} while (0)
+
+REC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	REC_EXEC(rec_real_execve()(path, argv, envp), path);
+}
+
+REC_EXPORT int execv(const char *path, char *const argv[])
+{
+	REC_EXEC(rec_real_execv()(path, argv), path);
+}
+
+REC_EXPORT int execvp(const char *file, char *const argv[])
+{
+	REC_EXEC(rec_real_execvp()(file, argv), file);
+}
+
+REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	REC_EXEC(rec_real_execvpe()(file, argv, envp), file);
+}
+
+REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	REC_EXEC(rec_real_fexecve()(fd, argv, envp), "(a file descriptor)");
+}
+
+/* execl, execlp, execle: their arguments gathered, then the v forms above
+ * (glibc's own would call its internal execve, unseen). */
+#define REC_EXECL_ARGS(first, ap, argv) \
+	do { \
+		size_t n; \
+		{ \
+			va_list cp; \
+			va_copy(cp, ap); \
+			for (n = 1; va_arg(cp, char *); n++) \
+				; \
+			va_end(cp); \
+		} \
+		argv = alloca((n + 1) * sizeof *argv); \
+		for (size_t i = 0; i < n; i++) \
+			argv[i] = i ? va_arg(ap, char *) : (char *)(first); \
+		argv[n] = NULL; \
+		(void)va_arg(ap, char *);	/* the NULL */ \
+	} while (0)
+
+REC_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+	va_start(ap, arg);
+	REC_EXECL_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+REC_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+	va_start(ap, arg);
+	REC_EXECL_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+REC_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv;
+	char *const *envp = NULL;
+	va_list ap;
+	va_start(ap, arg);
+	REC_EXECL_ARGS(arg, ap, argv);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* fork: the child's work is not traced (rec_atfork_child); the parent's
+ * stream says where it forked, and the replay says so. */
+REC_EXPORT pid_t fork(void)
+{
+	pid_t pid = rec_real_fork()();
+	rec_thread *t = rec_self;
+	if (pid > 0 && R.active && t && t != &R.sink && !rec_off() && getpid() == R.pid) {
+		int e = errno;
+		sigset_t old;
+		rec_block_all(&old);
+		rec_lock(&t->lock);
+		rec_flush_locked(t, rec_cursor, 0);
+		vt_fork f = { t->written, (uint32_t)pid, 0 };
+		rec_chunk(VT_FORK, t->index, &f, sizeof f);
+		rec_unlock(&t->lock);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = e;
+	}
+	return pid;
 }
 
 __attribute__((destructor)) static void rec_fini(void)

@@ -138,6 +138,12 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_end);
 	case VT_CRASH:
 		return h->payload_bytes == sizeof(vt_crash);
+	case VT_SIGNAL:
+		return h->payload_bytes == sizeof(vt_signal);
+	case VT_EXEC:
+		return h->payload_bytes == sizeof(vt_exec);
+	case VT_FORK:
+		return h->payload_bytes == sizeof(vt_fork);
 	default:
 		return 0;
 	}
@@ -166,7 +172,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 {
 	uint32_t t = h->thread;
 	uint64_t n;
-	if (h->type == VT_TRAMPOLINE_MAP || h->type == VT_END)
+	if (h->type == VT_TRAMPOLINE_MAP || h->type == VT_END || h->type == VT_EXEC)
 		return 0;
 	if (h->type == VT_THREAD_START) {
 		if (o->started)
@@ -199,8 +205,10 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 				       o->words);
 		o->ended = true;
 		return 0;
-	default:	/* CRASH */
+	case VT_CRASH:
 		o->ended = true;
+		return 0;
+	default:	/* SIGNAL, FORK: events between words */
 		return 0;
 	}
 }
@@ -379,6 +387,11 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 		s->complete = true;
 		return 0;
 	}
+	if (c->h.type == VT_EXEC) {
+		memcpy(&s->exec, c->payload, sizeof s->exec);
+		s->exec.path[sizeof s->exec.path - 1] = 0;
+		return 0;
+	}
 	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
 		return vt_fail(err, "out of memory");
@@ -392,6 +405,16 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_CRASH) {
 		memcpy(&st->crash, c->payload, sizeof st->crash);
 		st->crashed = true;
+	} else if (c->h.type == VT_SIGNAL) {
+		if (!st->signalled)
+			memcpy(&st->sig, c->payload, sizeof st->sig);
+		st->signalled = true;
+	} else if (c->h.type == VT_FORK) {
+		if (!st->forks++)
+			memcpy(&st->fork, c->payload, sizeof st->fork);
+	} else if (st->signalled) {
+		/* words of the handler and after: the replay stops at the
+		 * signal */
 	} else if (rd->ref ? vt_run_add(st, c->payload + 8, n / 8 - 1)
 			   : vt_values_add(st, c->payload + 8, n / 8 - 1)) {
 		return vt_fail(err, "out of memory");

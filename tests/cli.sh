@@ -100,7 +100,7 @@ mkdir "$tmp/t"
 TMPDIR="$tmp/t" sigrun "$tmp/pid" "$skel" check -- build/samples/matmul-O2-pie 100 >"$tmp/how" 2>"$tmp/err" &
 w=$!
 i=0 # until valgrind writes its log (or 120 s: then the test fails below)
-while [ $i -lt 1200 ] && ! ls "$tmp"/t/skel-check-*/lackey.log >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
+while [ $i -lt 1200 ] && ! ls "$tmp"/t/skel-check-*/lackey.*.log >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
 ls "$tmp"/t/skel-patch-* >/dev/null 2>&1 || bad "check: no patch file in \$TMPDIR while valgrind runs"
 pgrep -f "valgrind.*$tmp/t/skel-check" >/dev/null || bad "check: valgrind not running when interrupted"
 kill -INT "$(cat "$tmp/pid")"

@@ -2,12 +2,13 @@
 # Small programs that once diverged from valgrind lackey, each exact now:
 #   repcmps  repe cmpsb whose count comes from rcx after the instruction
 #   btreg    bt* on registers, which valgrind emulates through the stack
+#   callmem  call [mem] run in a trampoline: valgrind sees its store first
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
 fails=0
-for k in repcmps btreg; do
+for k in repcmps btreg callmem; do
 	${CC:-gcc} -O2 -o "$tmp/$k" "tests/$k.c" || { echo "FAIL: cannot build tests/$k.c"; fails=$((fails+1)); continue; }
 	if ./skel check -- "$tmp/$k" >/dev/null 2>"$tmp/err"; then
 		echo "$k: $(grep '^check:' "$tmp/err")"
