@@ -81,6 +81,11 @@ typedef struct binary {
 	 * the only addresses its data can hold at run time. */
 	uint64_t *reloc_values;
 	size_t nreloc_values;
+	/* functions other objects can call: defined FUNC and IFUNC symbols of
+	 * .dynsym, global or weak, of default or protected visibility;
+	 * sorted, unique */
+	uint64_t *exports;
+	size_t nexports;
 	/* dynamic linking, as written (no $ORIGIN expansion); NULL and 0 when
 	 * absent: PT_INTERP, DT_SONAME, DT_NEEDED in order, DT_RPATH,
 	 * DT_RUNPATH */
@@ -357,8 +362,9 @@ typedef struct program {
 	 * contains it: function symbols (cold parts included), FDE starts,
 	 * the entry point and loader-called code, and code addresses taken
 	 * as values (immediates, RIP-relative operands, pointer-sized data
-	 * words); sorted, unique.  Each is a block start, and no probe span
-	 * crosses one. */
+	 * words; in a shared object relocated words and exported functions);
+	 * sorted, unique.  Each is a block start, and no probe span crosses
+	 * one. */
 	uint64_t *entries;
 	uint32_t nentries;
 	/* the code addresses among them taken as values, sorted */

@@ -715,10 +715,14 @@ static void seed_entries(cfg_ctx *c)
 	add_entry(c, b->entry);
 	/* a shared object's data holds an address of its own only where a
 	 * relocation puts one; its other words are numbers, whatever they
-	 * look like */
+	 * look like.  Its exported functions' addresses the loader gives to
+	 * other objects: taken too, so that a function it also calls
+	 * directly keeps its entry from outside. */
 	if (b->shared) {
 		for (size_t i = 0; i < b->nreloc_values; i++)
 			add_taken(c, b->reloc_values[i]);
+		for (size_t i = 0; i < b->nexports; i++)
+			add_taken(c, b->exports[i]);
 		return;
 	}
 	for (size_t i = 0; i < b->nsections; i++) {

@@ -583,6 +583,32 @@ static int elf_load_funcs(elf_loader *ld)
 	return 0;
 }
 
+/* Functions .dynsym offers other objects (the loader hands out their
+ * addresses), into b->exports, unsorted. */
+static int elf_load_exports(elf_loader *ld)
+{
+	binary *b = ld->b;
+	size_t cap = 0;
+	for (size_t idx = 1; idx < ld->shnum; idx++) {
+		if (ld->sh[idx].sh_type != SHT_DYNSYM)
+			continue;
+		size_t nsyms = elf_nsyms(ld, idx);
+		for (size_t i = 1; i < nsyms; i++) {
+			Elf64_Sym s = elf_sym(ld, idx, i);
+			unsigned type = ELF64_ST_TYPE(s.st_info), bind = ELF64_ST_BIND(s.st_info);
+			unsigned vis = ELF64_ST_VISIBILITY(s.st_other);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    s.st_value == 0 || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+			    (vis != STV_DEFAULT && vis != STV_PROTECTED))
+				continue;
+			if (!elf_push((void **)&b->exports, &cap, b->nexports, sizeof *b->exports))
+				return elf_fail(ld->err, "out of memory");
+			b->exports[b->nexports++] = s.st_value;
+		}
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- PLT */
 
 typedef struct elf_slot {
@@ -1262,6 +1288,7 @@ static void elf_load_init_funcs(elf_loader *ld)
 		elf_add_init_code(b, &cap, ld->resolvers[i]);
 	b->ninit_funcs = elf_sort_unique(b->init_funcs, b->ninit_funcs);
 	b->nreloc_values = elf_sort_unique(b->reloc_values, b->nreloc_values);
+	b->nexports = elf_sort_unique(b->exports, b->nexports);
 }
 
 /* ---------------------------------------------------------------- open */
@@ -1281,7 +1308,8 @@ static int elf_load(elf_loader *ld, const char *path)
 	if (elf_kind(ld->e) != ELF_K_ELF)
 		return elf_fail(ld->err, "corrupt ELF file (libelf does not read it as ELF)");
 	if (elf_check_kind(ld) < 0 || elf_load_dynamic(ld) < 0 || elf_load_sections(ld) < 0 ||
-	    elf_load_funcs(ld) < 0 || elf_load_relocs(ld) < 0 || elf_load_plts(ld) < 0 ||
+	    elf_load_funcs(ld) < 0 || elf_load_exports(ld) < 0 || elf_load_relocs(ld) < 0 ||
+	    elf_load_plts(ld) < 0 ||
 	    elf_load_fdes(ld) < 0)
 		return -1;
 	elf_load_identity(ld);
@@ -1325,6 +1353,7 @@ void elf_close(binary *b)
 	free(b->fde_ends);
 	free(b->init_funcs);
 	free(b->reloc_values);
+	free(b->exports);
 	for (size_t i = 0; i < b->nneeded; i++)
 		free(b->needed[i]);
 	free(b->needed);

@@ -31,8 +31,9 @@ static const char prog_src[] =
  * whose address only a data word holds (a RELATIVE relocation), a data
  * word that holds a code address without a relocation (a plain number to
  * the loader: SKEL_T_NUMBER is set to skel_t_plain's address in a second
- * build), a constructor, and IFUNCs — one local, called through an
- * IRELATIVE PLT slot, one exported. */
+ * build), a constructor, IFUNCs — one local, called through an
+ * IRELATIVE PLT slot, one exported — and a global function of hidden
+ * visibility. */
 static const char so_src[] =
 	"#ifndef SKEL_T_NUMBER\n"
 	"#define SKEL_T_NUMBER 1\n"
@@ -47,7 +48,9 @@ static const char so_src[] =
 	"static void *skel_t_resolver(void) { return (void *)skel_t_impl; }\n"
 	"static int skel_t_pick(int) __attribute__((ifunc(\"skel_t_resolver\")));\n"
 	"int skel_t_exported_ifunc(int) __attribute__((ifunc(\"skel_t_resolver\")));\n"
-	"int skel_t_exported(int x) { return skel_t_ptr(x) + skel_t_plain(x) + skel_t_pick(x); }\n";
+	"__attribute__((visibility(\"hidden\"), noinline)) int skel_t_hidden_vis(int x) { return x - 2; }\n"
+	"int skel_t_exported(int x) { return skel_t_ptr(x) + skel_t_plain(x) + skel_t_pick(x) +\n"
+	"	skel_t_hidden_vis(x); }\n";
 
 static char dir[64];
 static char pie[128], nopie[128], stripped[128], now[128], noplt[128], ibt[128],
@@ -813,9 +816,17 @@ static void check_shared_routines(const char *path)
 	uint64_t ctor = nm_addr(so, "skel_t_ctor");
 	uint64_t resolver = nm_addr(so, "skel_t_resolver");
 	assert_true(exported && cb && plain && ctor && resolver);
-	/* exported: a routine anyone may enter */
+	assert_true(in_sorted(p.bin.exports, p.bin.nexports, resolver));   /* the exported IFUNC */
+	/* exported: a routine other objects enter, its address theirs */
 	assert_non_null(program_routine_at(&p, exported));
 	assert_true(program_is_entry(&p, exported));
+	assert_true(in_sorted(p.taken, p.ntaken, exported));
+	/* global but hidden: not exported, only called */
+	uint64_t hidden = nm_addr(so, "skel_t_hidden_vis");
+	assert_non_null(program_routine_at(&p, hidden));
+	assert_false(in_sorted(p.taken, p.ntaken, hidden));
+	assert_false(in_sorted(p.bin.exports, p.bin.nexports, hidden));
+	assert_true(in_sorted(p.bin.exports, p.bin.nexports, exported));
 	/* static, its address in a relocated data word: taken, an entry */
 	assert_non_null(program_routine_at(&p, cb));
 	assert_true(program_is_entry(&p, cb));
