@@ -75,11 +75,11 @@ static int deps_fail(char *err, const char *fmt, const char *a, const char *b)
 #define CACHE_ENTRY 24
 #define CACHE_OLD_HEADER 16
 #define CACHE_OLD_ENTRY 12
-/* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64, and plain FLAG_ELF (1) */
+/* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64, and plain FLAG_ELF (1); entries
+ * with a hwcap (glibc-hwcaps subdirectories, legacy platform directories)
+ * are not read: their choice depends on the CPU */
 #define CACHE_FLAGS_X8664 0x0303
 #define CACHE_FLAGS_ELF 0x0001
-/* hwcap bit of entries for glibc-hwcaps subdirectories */
-#define CACHE_HWCAP_EXTENSION (1ull << 62)
 
 static uint32_t deps_u32(const uint8_t *p)
 {
@@ -303,6 +303,7 @@ static int deps_find(deps_ctx *c, int32_t by, const char *name, char *path, size
 		return 1;
 	if (need->bin.nodeflib)
 		return 0;
+	/* a cache the loader cannot read it ignores: so do we */
 	char err[ERR_LEN];
 	const char *cache = c->env->cache ? c->env->cache : "/etc/ld.so.cache";
 	if (deps_cache_lookup(cache, name, path, len, err) > 0 && deps_usable(path))

@@ -23,11 +23,12 @@
 
 #include <Zydis/Zydis.h>
 
-/* What the loader needs while it runs; only `b` outlives elf_open. */
+/* A data word the loader writes, and what it writes there. */
 typedef struct elf_reloc_slot {
 	uint64_t slot, value;
 } elf_reloc_slot;
 
+/* What the loader needs while it runs; only `b` outlives elf_open. */
 typedef struct elf_loader {
 	binary *b;
 	Elf *e;
