@@ -45,6 +45,9 @@ typedef struct binary {
 	void *map;          /* the whole file, read into memory */
 	size_t map_size;
 	bool pie;
+	/* a shared object: ET_DYN that is not a PIE — a library, a plugin,
+	 * the loader; its entry (libc's and the loader's have one) may be 0 */
+	bool shared;
 	uint64_t entry;
 	bool stripped;      /* no .symtab */
 	/* identity: GNU build-id when present, else a content hash */
@@ -54,8 +57,9 @@ typedef struct binary {
 	char id_hex[129];
 	elf_section *sections;
 	size_t nsections;
-	/* defined function symbols (STT_FUNC, size may be 0) from .symtab and
-	 * .dynsym, sorted by address, one per address (first name kept) */
+	/* defined function symbols (STT_FUNC, and STT_GNU_IFUNC: its resolver)
+	 * from .symtab and .dynsym, size may be 0, sorted by address, one per
+	 * address (first name kept) */
 	elf_symbol *funcs;
 	size_t nfuncs;
 	/* PLT stubs (.plt, .plt.sec, .plt.got), sorted by address */
@@ -65,16 +69,37 @@ typedef struct binary {
 	uint64_t *fde_starts;
 	uint64_t *fde_ends; /* pc_begin + pc_range, parallel to fde_starts */
 	size_t nfdes;
-	/* code the loader calls: .init, .fini and the entries of .init_array,
-	 * .fini_array, .preinit_array (routines a stripped binary has no FDE
-	 * for), sorted, unique */
+	/* code the loader calls: .init, .fini (DT_INIT, DT_FINI), the entries
+	 * of .init_array, .fini_array, .preinit_array (routines a stripped
+	 * binary has no FDE for) and the IFUNC resolvers IRELATIVE
+	 * relocations name; sorted, unique */
 	uint64_t *init_funcs;
 	size_t ninit_funcs;
+	/* what the loader writes into data words (RELATIVE and IRELATIVE
+	 * addends, RELR slots, 64-bit, GLOB_DAT and JUMP_SLOT relocations to
+	 * symbols defined here), sorted, unique.  In a shared object these are
+	 * the only addresses its data can hold at run time. */
+	uint64_t *reloc_values;
+	size_t nreloc_values;
+	/* functions other objects can call: defined FUNC and IFUNC symbols of
+	 * .dynsym, global or weak, of default or protected visibility;
+	 * sorted, unique */
+	uint64_t *exports;
+	size_t nexports;
+	/* dynamic linking, as written (no $ORIGIN expansion); NULL and 0 when
+	 * absent: PT_INTERP, DT_SONAME, DT_NEEDED in order, DT_RPATH,
+	 * DT_RUNPATH */
+	char *interp;
+	char *soname;
+	char **needed;
+	size_t nneeded;
+	char *rpath, *runpath;
+	bool nodeflib;      /* DF_1_NODEFLIB: its needs skip the cache and default dirs */
 } binary;
 
-/* Loads an x86-64 ELF executable (ET_EXEC or PIE).  Anything else — not an
- * ELF, truncated, another class or machine, a shared library, a core or
- * relocatable file — fails with a message saying what the file is. */
+/* Loads an x86-64 ELF executable (ET_EXEC or PIE) or shared object.
+ * Anything else — not an ELF, truncated, another class or machine, a core
+ * or relocatable file — fails with a message saying what the file is. */
 int elf_open(binary *b, const char *path, char err[ERR_LEN]);
 void elf_close(binary *b);
 
@@ -90,6 +115,53 @@ const char *elf_func_name(const binary *b, uint64_t addr);
 const char *elf_plt_name(const binary *b, uint64_t addr);
 /* The section containing addr, or NULL. */
 const elf_section *elf_section_at(const binary *b, uint64_t addr);
+
+/* --------------------------------------------------------- dependencies */
+
+/* One object the loader maps (deps.c). */
+typedef struct deps_object {
+	char *name;         /* as asked for: the program's path, a DT_NEEDED entry */
+	char *path;         /* the file found, as the loader names it */
+	char *soname;       /* DT_SONAME, or NULL */
+	char *origin;       /* what $ORIGIN is for it */
+	char id_hex[129];   /* identity, as binary.id_hex */
+	bool has_build_id;
+	bool interp;        /* the program's PT_INTERP */
+	int32_t needed_by;  /* index of the object whose need loaded it; -1 */
+} deps_object;
+
+typedef struct deps_missing_lib {
+	char *name;
+	int32_t needed_by;
+} deps_missing_lib;
+
+typedef struct deps_list {
+	deps_object *objs;  /* load order: the program first */
+	size_t n;
+	deps_missing_lib *missing;  /* needs no file was found for */
+	size_t nmissing;
+} deps_list;
+
+/* Where to look; NULL fields take the system's: no LD_LIBRARY_PATH,
+ * /etc/ld.so.cache, the x86-64 Debian default directories. */
+typedef struct deps_env {
+	const char *ld_library_path;
+	const char *cache;
+	const char *const *default_dirs;    /* NULL-terminated */
+} deps_env;
+
+/* The objects the dynamic loader would map for the program `prog`: its DT_NEEDED
+ * closure resolved as ld.so resolves it, without running anything.  A
+ * need that no file answers is listed in `missing` (not a failure); an
+ * unreadable or corrupt object fails with err naming it. */
+int deps_resolve(deps_list *out, const char *prog, const deps_env *env,
+		 char err[ERR_LEN]);
+void deps_free(deps_list *d);
+/* Looks `soname` up in a glibc ld.so.cache: 1 and its path, 0 when the
+ * cache (or the file) has no x86-64 entry for it, -1 with err set when
+ * the file is not a cache. */
+int deps_cache_lookup(const char *cache, const char *soname, char *path, size_t len,
+		      char err[ERR_LEN]);
 
 /* -------------------------------------------------------- instructions */
 
@@ -290,8 +362,9 @@ typedef struct program {
 	 * contains it: function symbols (cold parts included), FDE starts,
 	 * the entry point and loader-called code, and code addresses taken
 	 * as values (immediates, RIP-relative operands, pointer-sized data
-	 * words); sorted, unique.  Each is a block start, and no probe span
-	 * crosses one. */
+	 * words; in a shared object relocated words and exported functions);
+	 * sorted, unique.  Each is a block start, and no probe span crosses
+	 * one. */
 	uint64_t *entries;
 	uint32_t nentries;
 	/* the code addresses among them taken as values, sorted */

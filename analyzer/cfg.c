@@ -716,7 +716,8 @@ static bool add_taken(cfg_ctx *c, uint64_t a)
 }
 
 /* Entries known before any code is decoded: symbols, FDEs, the loader's
- * calls, pointer-sized words in data. */
+ * calls, pointer-sized words in data (relocated words in a shared
+ * object). */
 static void seed_entries(cfg_ctx *c)
 {
 	const binary *b = &c->p->bin;
@@ -727,6 +728,18 @@ static void seed_entries(cfg_ctx *c)
 	for (size_t i = 0; i < b->ninit_funcs; i++)
 		add_entry(c, b->init_funcs[i]);
 	add_entry(c, b->entry);
+	/* a shared object's data holds an address of its own only where a
+	 * relocation puts one; its other words are numbers, whatever they
+	 * look like.  Its exported functions' addresses the loader gives to
+	 * other objects: taken too, so that a function it also calls
+	 * directly keeps its entry from outside. */
+	if (b->shared) {
+		for (size_t i = 0; i < b->nreloc_values; i++)
+			add_taken(c, b->reloc_values[i]);
+		for (size_t i = 0; i < b->nexports; i++)
+			add_taken(c, b->exports[i]);
+		return;
+	}
 	for (size_t i = 0; i < b->nsections; i++) {
 		const elf_section *s = &b->sections[i];
 		if (!s->alloc || s->exec || !s->data)
@@ -750,8 +763,8 @@ static bool collect_taken(cfg_ctx *c, const routine *rs, size_t nr)
 			if (in->flow == FLOW_JUMP || in->flow == FLOW_CJUMP || in->flow == FLOW_CALL)
 				continue;
 			/* position-independent code takes no address as an immediate:
-			 * a PIE's immediates are sizes and masks */
-			for (unsigned o = 0; o < in->nopd && !c->p->bin.pie; o++)
+			 * a PIE's or a library's immediates are sizes and masks */
+			for (unsigned o = 0; o < in->nopd && !c->p->bin.pie && !c->p->bin.shared; o++)
 				if (in->opd[o].type == OPD_IMM)
 					any |= add_taken(c, (uint64_t)in->opd[o].imm);
 			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)

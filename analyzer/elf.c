@@ -23,6 +23,11 @@
 
 #include <Zydis/Zydis.h>
 
+/* A data word the loader writes, and what it writes there. */
+typedef struct elf_reloc_slot {
+	uint64_t slot, value;
+} elf_reloc_slot;
+
 /* What the loader needs while it runs; only `b` outlives elf_open. */
 typedef struct elf_loader {
 	binary *b;
@@ -30,6 +35,16 @@ typedef struct elf_loader {
 	Elf64_Ehdr eh;
 	GElf_Shdr *sh;      /* all section headers, by section index */
 	size_t shnum;
+	GElf_Phdr *ph;      /* program headers */
+	size_t phnum;
+	Elf64_Dyn *dyn;     /* the dynamic section up to DT_NULL */
+	size_t ndyn;
+	/* data word -> what the loader writes there, sorted by slot */
+	elf_reloc_slot *slots;
+	size_t nslots, slots_cap;
+	/* IFUNC resolvers named by IRELATIVE relocations */
+	uint64_t *resolvers;
+	size_t nresolvers, resolvers_cap;
 	char *err;
 } elf_loader;
 
@@ -221,51 +236,168 @@ static int elf_check_tables(elf_loader *ld)
 	return 0;
 }
 
-/* Reads the dynamic section through PT_DYNAMIC: DT_FLAGS_1 and DT_SONAME. */
-static void elf_dynamic_facts(elf_loader *ld, const GElf_Phdr *dyn,
-			      bool *pie_flag, bool *soname)
+static bool elf_push(void **v, size_t *cap, size_t n, size_t elsize);
+
+/* Copies the dynamic section, found through PT_DYNAMIC (section headers
+ * may be gone), up to its DT_NULL. */
+static int elf_read_dynamic(elf_loader *ld, const GElf_Phdr *dyn)
 {
 	const binary *b = ld->b;
-	if (!elf_in_file(b, dyn->p_offset, dyn->p_filesz))
-		return;
-	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= dyn->p_filesz; off += sizeof(Elf64_Dyn)) {
-		Elf64_Dyn d;
-		memcpy(&d, elf_bytes(b) + dyn->p_offset + off, sizeof d);
-		if (d.d_tag == DT_NULL)
+	if (ld->dyn || !elf_in_file(b, dyn->p_offset, dyn->p_filesz))
+		return 0;
+	size_t max = dyn->p_filesz / sizeof(Elf64_Dyn);
+	ld->dyn = malloc((max ? max : 1) * sizeof *ld->dyn);
+	if (!ld->dyn)
+		return elf_fail(ld->err, "out of memory");
+	for (size_t i = 0; i < max; i++) {
+		memcpy(&ld->dyn[i], elf_bytes(b) + dyn->p_offset + i * sizeof(Elf64_Dyn),
+		       sizeof(Elf64_Dyn));
+		if (ld->dyn[i].d_tag == DT_NULL)
 			break;
-		if (d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_PIE))
-			*pie_flag = true;
-		if (d.d_tag == DT_SONAME)
-			*soname = true;
+		ld->ndyn++;
 	}
+	return 0;
+}
+
+/* The value of the last `tag` entry (the loader keeps the last one), or
+ * false when there is none. */
+static bool elf_dyn_value(const elf_loader *ld, int64_t tag, uint64_t *v)
+{
+	bool found = false;
+	for (size_t i = 0; i < ld->ndyn; i++)
+		if (ld->dyn[i].d_tag == tag) {
+			*v = ld->dyn[i].d_un.d_val;
+			found = true;
+		}
+	return found;
 }
 
 /* ET_DYN is a PIE when the linker marked it DF_1_PIE.  Older linkers did
- * not; a PT_INTERP without a DT_SONAME is then the sign.  glibc's libc.so.6
- * has a PT_INTERP too (it runs), but it is a library: it has a soname. */
-static int elf_check_executable(elf_loader *ld)
+ * not; a PT_INTERP without a DT_SONAME is then the sign.  Any other ET_DYN
+ * is a shared object: glibc's libc.so.6 has a PT_INTERP too (it runs), but
+ * it has a soname. */
+static int elf_check_kind(elf_loader *ld)
 {
-	size_t phnum;
-	if (elf_getphdrnum(ld->e, &phnum) != 0)
+	if (elf_getphdrnum(ld->e, &ld->phnum) != 0)
 		return elf_fail(ld->err, "corrupt ELF file (program headers: %s)", elf_errmsg(-1));
-	bool interp = false, pie_flag = false, soname = false;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(ld->e, (int)i, &ph))
+	ld->ph = calloc(ld->phnum ? ld->phnum : 1, sizeof *ld->ph);
+	if (!ld->ph)
+		return elf_fail(ld->err, "out of memory");
+	bool interp = false;
+	for (size_t i = 0; i < ld->phnum; i++) {
+		GElf_Phdr *ph = &ld->ph[i];
+		if (!gelf_getphdr(ld->e, (int)i, ph))
 			return elf_fail(ld->err, "corrupt ELF file (program header %zu)", i);
-		if (ph.p_type == PT_INTERP)
+		if (ph->p_type == PT_INTERP)
 			interp = true;
-		else if (ph.p_type == PT_DYNAMIC)
-			elf_dynamic_facts(ld, &ph, &pie_flag, &soname);
+		else if (ph->p_type == PT_DYNAMIC && elf_read_dynamic(ld, ph) < 0)
+			return -1;
 	}
 	ld->b->entry = ld->eh.e_entry;
 	if (ld->eh.e_type == ET_EXEC)
 		return 0;
-	if (pie_flag || (interp && !soname)) {
+	uint64_t flags1 = 0, soname;
+	elf_dyn_value(ld, DT_FLAGS_1, &flags1);
+	if ((flags1 & DF_1_PIE) || (interp && !elf_dyn_value(ld, DT_SONAME, &soname)))
 		ld->b->pie = true;
-		return 0;
+	else
+		ld->b->shared = true;
+	return 0;
+}
+
+/* The file offset of virtual address `addr` with `len` bytes after it in
+ * the same loaded segment, or UINT64_MAX. */
+static uint64_t elf_vaddr_offset(const elf_loader *ld, uint64_t addr, uint64_t len)
+{
+	for (size_t i = 0; i < ld->phnum; i++) {
+		const GElf_Phdr *ph = &ld->ph[i];
+		if (ph->p_type != PT_LOAD || addr < ph->p_vaddr || addr - ph->p_vaddr >= ph->p_filesz)
+			continue;
+		uint64_t off = addr - ph->p_vaddr;
+		if (len > ph->p_filesz - off || !elf_in_file(ld->b, ph->p_offset + off, len))
+			return UINT64_MAX;
+		return ph->p_offset + off;
 	}
-	return elf_fail(ld->err, "shared library, not an executable");
+	return UINT64_MAX;
+}
+
+/* A copy of the string at `off` in DT_STRTAB; NULL when it is not there
+ * (a corrupt file), with *bad set, or out of memory. */
+static char *elf_dyn_string(const elf_loader *ld, uint64_t off, bool *bad)
+{
+	uint64_t tab = 0, size = 0;
+	if (!elf_dyn_value(ld, DT_STRTAB, &tab) || !elf_dyn_value(ld, DT_STRSZ, &size) ||
+	    off >= size) {
+		*bad = true;
+		return NULL;
+	}
+	uint64_t at = elf_vaddr_offset(ld, tab + off, 1);
+	if (at == UINT64_MAX || tab + off < tab) {
+		*bad = true;
+		return NULL;
+	}
+	uint64_t room = size - off;
+	if (room > ld->b->map_size - at)
+		room = ld->b->map_size - at;
+	const char *s = (const char *)elf_bytes(ld->b) + at;
+	if (!memchr(s, 0, room)) {
+		*bad = true;
+		return NULL;
+	}
+	return strdup(s);
+}
+
+static char *elf_interp(const elf_loader *ld, bool *bad)
+{
+	for (size_t i = 0; i < ld->phnum; i++) {
+		const GElf_Phdr *ph = &ld->ph[i];
+		if (ph->p_type != PT_INTERP)
+			continue;
+		const char *s = (const char *)elf_bytes(ld->b) + ph->p_offset;
+		if (!elf_in_file(ld->b, ph->p_offset, ph->p_filesz) || !ph->p_filesz ||
+		    !memchr(s, 0, ph->p_filesz)) {
+			*bad = true;
+			return NULL;
+		}
+		return strdup(s);
+	}
+	return NULL;
+}
+
+/* PT_INTERP, DT_SONAME, DT_NEEDED, DT_RPATH and DT_RUNPATH: what
+ * analyzer/deps.c resolves the way the loader does.  A string outside
+ * DT_STRTAB fails the load: the loader would refuse the file too. */
+static int elf_load_dynamic(elf_loader *ld)
+{
+	binary *b = ld->b;
+	bool bad = false;
+	size_t cap = 0;
+	uint64_t flags1 = 0;
+	b->interp = elf_interp(ld, &bad);
+	b->nodeflib = elf_dyn_value(ld, DT_FLAGS_1, &flags1) && (flags1 & DF_1_NODEFLIB);
+	for (size_t i = 0; i < ld->ndyn && !bad; i++) {
+		char **slot;
+		switch (ld->dyn[i].d_tag) {
+		case DT_SONAME: slot = &b->soname; break;
+		case DT_RPATH: slot = &b->rpath; break;
+		case DT_RUNPATH: slot = &b->runpath; break;
+		case DT_NEEDED:
+			if (!elf_push((void **)&b->needed, &cap, b->nneeded, sizeof *b->needed))
+				return elf_fail(ld->err, "out of memory");
+			slot = &b->needed[b->nneeded++];
+			*slot = NULL;
+			break;
+		default:
+			continue;
+		}
+		free(*slot);
+		*slot = elf_dyn_string(ld, ld->dyn[i].d_un.d_val, &bad);
+		if (!*slot && !bad)
+			return elf_fail(ld->err, "out of memory");
+	}
+	if (bad)
+		return elf_fail(ld->err, "corrupt ELF file (dynamic section strings)");
+	return 0;
 }
 
 /* ------------------------------------------------------------ sections */
@@ -392,7 +524,10 @@ static size_t elf_collect_funcs(const elf_loader *ld, size_t idx, elf_cand *out,
 	size_t nsyms = elf_nsyms(ld, idx);
 	for (size_t i = 1; i < nsyms; i++) {
 		Elf64_Sym s = elf_sym(ld, idx, i);
-		if (ELF64_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx == SHN_UNDEF || s.st_value == 0)
+		/* an IFUNC symbol's value is its resolver, code the loader calls */
+		unsigned type = ELF64_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    s.st_value == 0)
 			continue;
 		const char *name = elf_sym_name(ld, idx, &s);
 		if (!name || !*name)
@@ -449,6 +584,32 @@ static int elf_load_funcs(elf_loader *ld)
 	return 0;
 }
 
+/* Functions .dynsym offers other objects (the loader hands out their
+ * addresses), into b->exports, unsorted. */
+static int elf_load_exports(elf_loader *ld)
+{
+	binary *b = ld->b;
+	size_t cap = 0;
+	for (size_t idx = 1; idx < ld->shnum; idx++) {
+		if (ld->sh[idx].sh_type != SHT_DYNSYM)
+			continue;
+		size_t nsyms = elf_nsyms(ld, idx);
+		for (size_t i = 1; i < nsyms; i++) {
+			Elf64_Sym s = elf_sym(ld, idx, i);
+			unsigned type = ELF64_ST_TYPE(s.st_info), bind = ELF64_ST_BIND(s.st_info);
+			unsigned vis = ELF64_ST_VISIBILITY(s.st_other);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    s.st_value == 0 || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+			    (vis != STV_DEFAULT && vis != STV_PROTECTED))
+				continue;
+			if (!elf_push((void **)&b->exports, &cap, b->nexports, sizeof *b->exports))
+				return elf_fail(ld->err, "out of memory");
+			b->exports[b->nexports++] = s.st_value;
+		}
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- PLT */
 
 typedef struct elf_slot {
@@ -481,7 +642,9 @@ static bool elf_push(void **v, size_t *cap, size_t n, size_t elsize)
 }
 
 /* GOT slot -> imported name, from JUMP_SLOT (lazy or -z now PLT) and
- * GLOB_DAT (.plt.got stubs, -fno-plt calls) relocations. */
+ * GLOB_DAT (.plt.got stubs, -fno-plt calls) relocations.  A library's
+ * calls to its own IFUNCs (libc's memcpy, strlen) go through IRELATIVE
+ * slots: those stubs take the name of the resolver's symbol. */
 static int elf_collect_slots(const elf_loader *ld, elf_slots *gs)
 {
 	for (size_t i = 1; i < ld->shnum; i++) {
@@ -495,12 +658,14 @@ static int elf_collect_slots(const elf_loader *ld, elf_slots *gs)
 			memcpy(&r, elf_bytes(ld->b) + sh->sh_offset + k * sizeof r, sizeof r);
 			unsigned type = ELF64_R_TYPE(r.r_info);
 			size_t si = ELF64_R_SYM(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
-				continue;
-			if (si == 0 || si >= nsyms)
-				continue;
-			Elf64_Sym s = elf_sym(ld, symtab, si);
-			const char *name = elf_sym_name(ld, symtab, &s);
+			const char *name = NULL;
+			if (type == R_X86_64_IRELATIVE) {
+				name = elf_func_name(ld->b, (uint64_t)r.r_addend);
+			} else if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) &&
+				   si != 0 && si < nsyms) {
+				Elf64_Sym s = elf_sym(ld, symtab, si);
+				name = elf_sym_name(ld, symtab, &s);
+			}
 			if (!name || !*name)
 				continue;
 			if (!elf_push((void **)&gs->v, &gs->cap, gs->n, sizeof *gs->v))
@@ -920,6 +1085,133 @@ static void elf_load_identity(elf_loader *ld)
 	elf_set_hex(b);
 }
 
+/* ----------------------------------------------------------- relocations */
+
+static int elf_reloc_slot_cmp(const void *x, const void *y)
+{
+	const elf_reloc_slot *a = x, *c = y;
+	if (a->slot != c->slot)
+		return a->slot < c->slot ? -1 : 1;
+	return a->value < c->value ? -1 : a->value > c->value;
+}
+
+static int elf_add_slot(elf_loader *ld, uint64_t slot, uint64_t value)
+{
+	if (!elf_push((void **)&ld->slots, &ld->slots_cap, ld->nslots, sizeof *ld->slots))
+		return elf_fail(ld->err, "out of memory");
+	ld->slots[ld->nslots++] = (elf_reloc_slot){ slot, value };
+	return 0;
+}
+
+/* S for a relocation naming symbol `si` of table `symtab`, when the symbol
+ * is defined here; false for an import (its value is another object's). */
+static bool elf_defined_sym(const elf_loader *ld, size_t symtab, size_t si, uint64_t *v)
+{
+	if (si == 0 || si >= elf_nsyms(ld, symtab))
+		return false;
+	Elf64_Sym s = elf_sym(ld, symtab, si);
+	if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || s.st_value == 0 ||
+	    ELF64_ST_TYPE(s.st_info) == STT_TLS)
+		return false;
+	*v = s.st_value;
+	return true;
+}
+
+/* The word a RELA relocation stores, for the types that store an address
+ * of this object; false for the rest (imports, TLS, copies). */
+static bool elf_rela_value(elf_loader *ld, size_t symtab, const Elf64_Rela *r, uint64_t *v)
+{
+	uint64_t sym;
+	switch (ELF64_R_TYPE(r->r_info)) {
+	case R_X86_64_RELATIVE:
+		*v = (uint64_t)r->r_addend;
+		return true;
+	case R_X86_64_IRELATIVE:
+		/* the slot gets what the resolver returns; the resolver
+		 * itself is code the loader calls */
+		if (elf_push((void **)&ld->resolvers, &ld->resolvers_cap, ld->nresolvers,
+			     sizeof *ld->resolvers))
+			ld->resolvers[ld->nresolvers++] = (uint64_t)r->r_addend;
+		*v = (uint64_t)r->r_addend;
+		return true;
+	case R_X86_64_64:
+	case R_X86_64_GLOB_DAT:
+	case R_X86_64_JUMP_SLOT:
+		if (!elf_defined_sym(ld, symtab, ELF64_R_SYM(r->r_info), &sym))
+			return false;
+		*v = sym + (ELF64_R_TYPE(r->r_info) == R_X86_64_64 ? (uint64_t)r->r_addend : 0);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int elf_rela_slots(elf_loader *ld, const GElf_Shdr *sh)
+{
+	if (sh->sh_entsize != sizeof(Elf64_Rela))
+		return 0;
+	for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Rela); k++) {
+		Elf64_Rela r;
+		uint64_t v;
+		memcpy(&r, elf_bytes(ld->b) + sh->sh_offset + k * sizeof r, sizeof r);
+		if (elf_rela_value(ld, sh->sh_link, &r, &v) && elf_add_slot(ld, r.r_offset, v) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* SHT_RELR (packed RELATIVE relocations, as glibc 2.36 is linked): an even
+ * word is the address of a slot and starts a run; an odd word is a bitmap
+ * of the 63 slots after the run, and moves it on.  The addend is the
+ * slot's own content. */
+static int elf_relr_slots(elf_loader *ld, const GElf_Shdr *sh)
+{
+	uint64_t where = 0;
+	bool have_where = false;
+	for (uint64_t k = 0; k + 8 <= sh->sh_size; k += 8) {
+		uint64_t w = elf_le(elf_bytes(ld->b) + sh->sh_offset + k, 8), v;
+		if (!(w & 1)) {
+			if (elf_read(ld->b, w, 8, &v) == 0 && elf_add_slot(ld, w, v) < 0)
+				return -1;
+			where = w + 8;
+			have_where = true;
+			continue;
+		}
+		if (!have_where)
+			continue;   /* a bitmap before any address: corrupt */
+		for (unsigned bit = 1; bit < 64; bit++) {
+			uint64_t slot = where + 8 * (bit - 1);
+			if ((w >> bit) & 1 && elf_read(ld->b, slot, 8, &v) == 0 &&
+			    elf_add_slot(ld, slot, v) < 0)
+				return -1;
+		}
+		where += 63 * 8;
+	}
+	return 0;
+}
+
+/* Every data word the loader writes an address of this object into, and
+ * the set of those addresses (binary.reloc_values). */
+static int elf_load_relocs(elf_loader *ld)
+{
+	binary *b = ld->b;
+	for (size_t i = 1; i < ld->shnum; i++) {
+		const GElf_Shdr *sh = &ld->sh[i];
+		int rc = sh->sh_type == SHT_RELA ? elf_rela_slots(ld, sh)
+			 : sh->sh_type == SHT_RELR ? elf_relr_slots(ld, sh) : 0;
+		if (rc < 0)
+			return -1;
+	}
+	elf_sort(ld->slots, ld->nslots, sizeof *ld->slots, elf_reloc_slot_cmp);
+	b->reloc_values = malloc((ld->nslots ? ld->nslots : 1) * sizeof *b->reloc_values);
+	if (!b->reloc_values)
+		return elf_fail(ld->err, "out of memory");
+	for (size_t i = 0; i < ld->nslots; i++)
+		b->reloc_values[i] = ld->slots[i].value;
+	b->nreloc_values = ld->nslots;
+	return 0;
+}
+
 /* ------------------------------------------------- loader-called code */
 
 static void elf_add_init(binary *b, size_t *cap, uint64_t a)
@@ -929,21 +1221,20 @@ static void elf_add_init(binary *b, size_t *cap, uint64_t a)
 	b->init_funcs[b->ninit_funcs++] = a;
 }
 
-/* The value the loader finds in a pointer slot: a RELATIVE relocation's
- * addend in a PIE, else the bytes in the file. */
+/* The value the loader finds in a pointer slot: what a relocation stores
+ * there (a PIE's RELATIVE addend), else the bytes in the file. */
 static uint64_t elf_slot_value(const elf_loader *ld, uint64_t slot)
 {
-	for (size_t i = 1; i < ld->shnum; i++) {
-		const GElf_Shdr *sh = &ld->sh[i];
-		if (sh->sh_type != SHT_RELA || sh->sh_entsize != sizeof(Elf64_Rela))
-			continue;
-		for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Rela); k++) {
-			Elf64_Rela r;
-			memcpy(&r, elf_bytes(ld->b) + sh->sh_offset + k * sizeof r, sizeof r);
-			if (r.r_offset == slot && ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
-				return (uint64_t)r.r_addend;
-		}
+	size_t lo = 0, hi = ld->nslots;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ld->slots[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo < ld->nslots && ld->slots[lo].slot == slot)
+		return ld->slots[lo].value;
 	uint64_t v = 0;
 	return elf_read(ld->b, slot, 8, &v) == 0 ? v : 0;
 }
@@ -954,32 +1245,51 @@ static int elf_cmp_u64(const void *x, const void *y)
 	return (a > c) - (a < c);
 }
 
+static size_t elf_sort_unique(uint64_t *v, size_t n)
+{
+	elf_sort(v, n, sizeof *v, elf_cmp_u64);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!m || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+static void elf_add_init_code(binary *b, size_t *cap, uint64_t a)
+{
+	size_t avail;
+	if (a != UINT64_MAX && elf_code_at(b, a, &avail))
+		elf_add_init(b, cap, a);
+}
+
 static void elf_load_init_funcs(elf_loader *ld)
 {
 	binary *b = ld->b;
 	size_t cap = 0;
 	static const char *const arrays[] = { ".init_array", ".fini_array", ".preinit_array" };
 	const elf_section *s;
+	uint64_t v = 0;
 	if ((s = elf_section_by_name(b, ".init")) && s->exec)
 		elf_add_init(b, &cap, s->addr);
 	if ((s = elf_section_by_name(b, ".fini")) && s->exec)
 		elf_add_init(b, &cap, s->addr);
+	/* the loader calls what the dynamic section names, whatever the
+	 * sections are called */
+	if (elf_dyn_value(ld, DT_INIT, &v))
+		elf_add_init_code(b, &cap, v);
+	if (elf_dyn_value(ld, DT_FINI, &v))
+		elf_add_init_code(b, &cap, v);
 	for (size_t k = 0; k < 3; k++) {
 		if (!(s = elf_section_by_name(b, arrays[k])))
 			continue;
-		for (uint64_t off = 0; off + 8 <= s->size && off < 8 * 4096; off += 8) {
-			uint64_t v = elf_slot_value(ld, s->addr + off);
-			size_t avail;
-			if (v != UINT64_MAX && elf_code_at(b, v, &avail))
-				elf_add_init(b, &cap, v);
-		}
+		for (uint64_t off = 0; off + 8 <= s->size && off < 8 * 4096; off += 8)
+			elf_add_init_code(b, &cap, elf_slot_value(ld, s->addr + off));
 	}
-	elf_sort(b->init_funcs, b->ninit_funcs, sizeof *b->init_funcs, elf_cmp_u64);
-	size_t n = 0;
-	for (size_t i = 0; i < b->ninit_funcs; i++)
-		if (!n || b->init_funcs[n - 1] != b->init_funcs[i])
-			b->init_funcs[n++] = b->init_funcs[i];
-	b->ninit_funcs = n;
+	for (size_t i = 0; i < ld->nresolvers; i++)
+		elf_add_init_code(b, &cap, ld->resolvers[i]);
+	b->ninit_funcs = elf_sort_unique(b->init_funcs, b->ninit_funcs);
+	b->nreloc_values = elf_sort_unique(b->reloc_values, b->nreloc_values);
+	b->nexports = elf_sort_unique(b->exports, b->nexports);
 }
 
 /* ---------------------------------------------------------------- open */
@@ -998,8 +1308,10 @@ static int elf_load(elf_loader *ld, const char *path)
 	/* libelf sets no error when it merely does not take the file for ELF */
 	if (elf_kind(ld->e) != ELF_K_ELF)
 		return elf_fail(ld->err, "corrupt ELF file (libelf does not read it as ELF)");
-	if (elf_check_executable(ld) < 0 || elf_load_sections(ld) < 0 ||
-	    elf_load_funcs(ld) < 0 || elf_load_plts(ld) < 0 || elf_load_fdes(ld) < 0)
+	if (elf_check_kind(ld) < 0 || elf_load_dynamic(ld) < 0 || elf_load_sections(ld) < 0 ||
+	    elf_load_funcs(ld) < 0 || elf_load_exports(ld) < 0 || elf_load_relocs(ld) < 0 ||
+	    elf_load_plts(ld) < 0 ||
+	    elf_load_fdes(ld) < 0)
 		return -1;
 	elf_load_identity(ld);
 	elf_load_init_funcs(ld);
@@ -1018,6 +1330,10 @@ int elf_open(binary *b, const char *path, char err[ERR_LEN])
 	if (ld.e)
 		elf_end(ld.e);
 	free(ld.sh);
+	free(ld.ph);
+	free(ld.dyn);
+	free(ld.slots);
+	free(ld.resolvers);
 	if (rc < 0)
 		elf_close(b);
 	return rc;
@@ -1037,6 +1353,15 @@ void elf_close(binary *b)
 	free(b->fde_starts);
 	free(b->fde_ends);
 	free(b->init_funcs);
+	free(b->reloc_values);
+	free(b->exports);
+	for (size_t i = 0; i < b->nneeded; i++)
+		free(b->needed[i]);
+	free(b->needed);
+	free(b->interp);
+	free(b->soname);
+	free(b->rpath);
+	free(b->runpath);
 	free(b->map);
 	free(b->path);
 	memset(b, 0, sizeof *b);

@@ -284,6 +284,14 @@ int cmd_check(int argc, char **argv)
 	char app_path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0)
 		return 1;
+	binary lib;
+	char lerr[ERR_LEN];
+	if (elf_open(&lib, app_path, lerr) < 0)
+		return skel_fail(app_path, lerr);
+	int refused = skel_refuse_library(&lib, app_path);
+	elf_close(&lib);
+	if (refused)
+		return 1;
 	/* the lackey log alone can take gigabytes: the directory and its
 	 * files go on every way out, a signal's included (child.c) */
 	bool keep = getenv("SKEL_KEEP") != NULL;

@@ -185,6 +185,10 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 	char err[ERR_LEN];
 	if (elf_open(&b, app, err) < 0)
 		return skel_fail(app, err);
+	if (skel_refuse_library(&b, app)) {
+		elf_close(&b);
+		return 1;
+	}
 	char name[200], id[160];
 	snprintf(id, sizeof id, "%s", b.id_hex);
 	snprintf(name, sizeof name, "%s.c", id);

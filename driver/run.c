@@ -661,7 +661,15 @@ int cmd_gen(int argc, char **argv)
 
 /* ------------------------------------------------------------- record */
 
-/* Refuses a skeleton made for another binary. */
+int skel_refuse_library(const binary *b, const char *app)
+{
+	if (!b->shared)
+		return 0;
+	return skel_fail(app, "a shared library, not a program: skel gen analyzes it; record, "
+			 "run, trace and check take a program that loads it");
+}
+
+/* Refuses a skeleton made for another binary, and a library to run. */
 static int check_identity(const char *skel_path, const char *text, const char *app)
 {
 	char want[160];
@@ -671,8 +679,8 @@ static int check_identity(const char *skel_path, const char *text, const char *a
 	char err[ERR_LEN];
 	if (elf_open(&b, app, err) < 0)
 		return skel_fail(app, err);
-	int rc = 0;
-	if (strcmp(b.id_hex, want)) {
+	int rc = skel_refuse_library(&b, app);
+	if (!rc && strcmp(b.id_hex, want)) {
 		char msg[ERR_LEN + 200];
 		snprintf(msg, sizeof msg, "this binary (%s) is not the one %s was generated for (%s)",
 			 b.id_hex, skel_path, want);

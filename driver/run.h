@@ -40,6 +40,10 @@ int run_wait(char **argv, const char *out_path);
  * patch file, once it exited. */
 pid_t record_start(const char *skel_path, const char *values, const char *app_path,
 		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX]);
+/* Fails (1, after saying why) when B, found as APP, is a shared library:
+ * the run-time commands take the program that loads it. */
+struct binary;
+int skel_refuse_library(const struct binary *b, const char *app);
 /* program_load with the indirect-jump targets earlier replays noted for
  * APP's identity (in the cache); says so on stderr, prefixed by `why`. */
 struct program;

@@ -56,6 +56,14 @@ static const char usage[] =
 "  skel summary APP              one line: routines, blocks, instructions,\n"
 "                                memory instructions, loops, irreducible loops,\n"
 "                                unresolved indirect jumps, partial routines\n"
+"  skel deps APP                 the objects the dynamic loader maps for APP, in\n"
+"                                load order, one per line: soname ('-' if none),\n"
+"                                path and identity (build-id:HEX or hash:HEX),\n"
+"                                tab-separated.  Found as ld.so finds them, without\n"
+"                                running anything: DT_RPATH, LD_LIBRARY_PATH,\n"
+"                                DT_RUNPATH, /etc/ld.so.cache, the default\n"
+"                                directories, $ORIGIN, PT_INTERP; a library not\n"
+"                                found is an error naming the object that needs it\n"
 "\n"
 "Options:\n"
 "  -h, --help                    this text\n"
@@ -67,7 +75,8 @@ static const char usage[] =
 "them and dies by that signal.\n"
 "\n"
 "Scope: the main executable's code; accesses made inside shared libraries are\n"
-"not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not).\n";
+"not traced.  APP must be an x86-64 ELF executable (PIE or not, stripped or not);\n"
+"gen, cfg, loops, analyze, summary and deps also take a shared library.\n";
 
 typedef struct view_args {
 	const char *app, *func;
@@ -203,6 +212,36 @@ static int cmd_view(int argc, char **argv, enum view v)
 	return rc;
 }
 
+static int cmd_deps(int argc, char **argv)
+{
+	if (argc < 2)
+		return skel_usage_error("deps: missing APP");
+	if (argc > 2 || argv[1][0] == '-')
+		return skel_usage_error(argv[argc - 1][0] == '-' ? "deps: unknown option"
+					: "deps: too many arguments");
+	char app[PATH_MAX], err[ERR_LEN];
+	if (skel_find_app(argv[1], app) < 0)
+		return 1;
+	deps_env env = { .ld_library_path = getenv("LD_LIBRARY_PATH") };
+	deps_list d;
+	if (deps_resolve(&d, app, &env, err) < 0) {
+		fprintf(stderr, "skel: %s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		const deps_object *o = &d.objs[i];
+		printf("%s\t%s\t%s:%s\n", o->soname ? o->soname : "-", o->path,
+		       o->has_build_id ? "build-id" : "hash", o->id_hex);
+	}
+	for (size_t i = 0; i < d.nmissing; i++)
+		fprintf(stderr, "skel: %s: %s: not found (needed by %s; searched its DT_RPATH, "
+			"LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.cache and the default "
+			"directories)\n", app, d.missing[i].name, d.objs[d.missing[i].needed_by].path);
+	int rc = d.nmissing ? 1 : 0;
+	deps_free(&d);
+	return rc;
+}
+
 static int command(int argc, char **argv)
 {
 	if (argc < 2)
@@ -236,6 +275,8 @@ static int command(int argc, char **argv)
 		return cmd_view(argc - 1, argv + 1, V_ANALYZE);
 	if (!strcmp(cmd, "summary"))
 		return cmd_view(argc - 1, argv + 1, V_SUMMARY);
+	if (!strcmp(cmd, "deps"))
+		return cmd_deps(argc - 1, argv + 1);
 	char msg[128];
 	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
 	return skel_usage_error(msg);

@@ -50,7 +50,13 @@ cp build/samples/matmul-O2-pie "$tmp/elf32"; printf '\001' | dd of="$tmp/elf32" 
 refuse "$tmp/elf32" "32-bit"
 cp build/samples/matmul-O2-pie "$tmp/arm"; printf '\267\000' | dd of="$tmp/arm" bs=1 seek=18 conv=notrunc 2>/dev/null
 refuse "$tmp/arm" "AArch64"
-refuse /usr/lib/x86_64-linux-gnu/libc.so.6 "shared library"
+# a shared library is analyzed (tests/shlib.sh) but is no program to run
+for c in trace check; do
+	"$skel" $c -- /usr/lib/x86_64-linux-gnu/libm.so.6 >/dev/null 2>"$tmp/err" &&
+		bad "skel $c of a library exited 0"
+	grep -q "^skel: /usr/lib/x86_64-linux-gnu/libm.so.6: a shared library, not a program" "$tmp/err" ||
+		bad "skel $c of a library: $(cat "$tmp/err")"
+done
 "$skel" loops build/samples/matmul-O2-pie no_such_function >/dev/null 2>"$tmp/err" && bad "unknown FUNC accepted"
 grep -q "no routine named" "$tmp/err" || bad "unknown FUNC message: $(cat "$tmp/err")"
 "$skel" frobnicate 2>/dev/null && bad "unknown command accepted"

@@ -27,9 +27,34 @@ static const char prog_src[] =
 	"	return 0;\n"
 	"}\n";
 
+/* A shared object: exported and static functions, a static function
+ * whose address only a data word holds (a RELATIVE relocation), a data
+ * word that holds a code address without a relocation (a plain number to
+ * the loader: SKEL_T_NUMBER is set to skel_t_plain's address in a second
+ * build), a constructor, IFUNCs — one local, called through an
+ * IRELATIVE PLT slot, one exported — and a global function of hidden
+ * visibility. */
+static const char so_src[] =
+	"#ifndef SKEL_T_NUMBER\n"
+	"#define SKEL_T_NUMBER 1\n"
+	"#endif\n"
+	"static __attribute__((noinline)) int skel_t_hidden_cb(int x) { return x * 3 + 1; }\n"
+	"static __attribute__((noinline)) int skel_t_plain(int x) { return x ^ 0x55; }\n"
+	"int (*skel_t_ptr)(int) = skel_t_hidden_cb;\n"
+	"long skel_t_number = SKEL_T_NUMBER;\n"
+	"int skel_t_seen;\n"
+	"static __attribute__((constructor)) void skel_t_ctor(void) { skel_t_seen = 1; }\n"
+	"static int skel_t_impl(int x) { return x + 7; }\n"
+	"static void *skel_t_resolver(void) { return (void *)skel_t_impl; }\n"
+	"static int skel_t_pick(int) __attribute__((ifunc(\"skel_t_resolver\")));\n"
+	"int skel_t_exported_ifunc(int) __attribute__((ifunc(\"skel_t_resolver\")));\n"
+	"__attribute__((visibility(\"hidden\"), noinline)) int skel_t_hidden_vis(int x) { return x - 2; }\n"
+	"int skel_t_exported(int x) { return skel_t_ptr(x) + skel_t_plain(x) + skel_t_pick(x) +\n"
+	"	skel_t_hidden_vis(x); }\n";
+
 static char dir[64];
 static char pie[128], nopie[128], stripped[128], now[128], noplt[128], ibt[128],
-	nobid[128], shlib[128], object[128];
+	nobid[128], shlib[128], object[128], so[128], so_stripped[128], so_runpath[128];
 
 /* --------------------------------------------------------------- helpers */
 
@@ -225,6 +250,37 @@ static void expect_error_bytes(const void *data, size_t len, const char *keyword
 
 /* --------------------------------------------------------------- set-up */
 
+
+static uint64_t nm_addr(const char *path, const char *name);
+
+/* so, so_stripped, so_runpath from so_src; the second build of so puts
+ * skel_t_plain's address into skel_t_number (the layout does not move: the
+ * word only changes value). */
+static int build_shared_objects(void)
+{
+	char src[128];
+	snprintf(src, sizeof src, "%s/so.c", dir);
+	snprintf(so, sizeof so, "%s/libskelt.so", dir);
+	snprintf(so_stripped, sizeof so_stripped, "%s/libskelt-stripped.so", dir);
+	snprintf(so_runpath, sizeof so_runpath, "%s/libskelt-runpath.so", dir);
+	FILE *f = fopen(src, "w");
+	if (!f)
+		return -1;
+	fputs(so_src, f);
+	fclose(f);
+	const char *cc = "gcc -O1 -shared -fPIC -Wl,--build-id -Wl,-soname,libskelt.so.1";
+	int rc = sh("%s -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/rp' -o %s %s", cc, so, src);
+	uint64_t plain = rc ? 0 : nm_addr(so, "skel_t_plain");
+	rc |= !plain;
+	rc |= sh("%s -DSKEL_T_NUMBER=%#lx -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/rp' -o %s %s",
+		 cc, (unsigned long)plain, so, src);
+	rc |= plain != nm_addr(so, "skel_t_plain");
+	rc |= sh("strip -o %s %s", so_stripped, so);
+	rc |= sh("%s -Wl,--enable-new-dtags -Wl,-rpath,/skel/rp -o %s %s -Wl,--no-as-needed -lm",
+		 cc, so_runpath, src);
+	return rc;
+}
+
 static int build_inputs(void **state)
 {
 	strcpy(dir, "/tmp/skel-elf-XXXXXX");
@@ -257,6 +313,7 @@ static int build_inputs(void **state)
 	rc |= sh("gcc -O1 -Wl,--build-id=none -o %s %s", nobid, src);
 	rc |= sh("%s -shared -fPIC -o %s %s", cc, shlib, src);
 	rc |= sh("gcc -O1 -c -o %s %s", object, src);
+	rc |= build_shared_objects();
 	return rc ? -1 : 0;
 }
 
@@ -662,12 +719,155 @@ static void core_file_is_refused(void **state)
 	expect_error_bytes(&eh, sizeof eh, "core");
 }
 
-static void shared_library_is_refused(void **state)
+
+/* ------------------------------------------------------ shared objects */
+
+static void shared_objects_load_as_shared(void **state)
 {
-	expect_error(shlib, "shared library");
-	/* glibc's libc.so.6 has a PT_INTERP (it runs) but is still a library */
-	if (access("/usr/lib/x86_64-linux-gnu/libc.so.6", R_OK) == 0)
-		expect_error("/usr/lib/x86_64-linux-gnu/libc.so.6", "shared library");
+	binary b, e;
+	open_ok(&b, shlib);
+	assert_true(b.shared);
+	assert_false(b.pie);
+	elf_close(&b);
+	open_ok(&e, pie);
+	assert_false(e.shared);
+	elf_close(&e);
+	/* glibc's libc.so.6 has a PT_INTERP (it runs) but is a library; the
+	 * loader has neither an interpreter nor a zero entry */
+	open_ok(&b, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_true(b.shared);
+	assert_false(b.pie);
+	assert_non_null(b.interp);
+	assert_string_equal(b.soname, "libc.so.6");
+	assert_true(b.has_build_id);
+	elf_close(&b);
+	open_ok(&b, "/lib64/ld-linux-x86-64.so.2");
+	assert_true(b.shared);
+	assert_null(b.interp);
+	assert_true(b.entry != 0);
+	assert_int_equal(b.nneeded, 0);
+	elf_close(&b);
+}
+
+/* The DT_NEEDED entries readelf -d lists, in order, joined by spaces. */
+static void readelf_needed(const char *path, char *out, size_t len)
+{
+	char cmd[512], line[512];
+	out[0] = 0;
+	snprintf(cmd, sizeof cmd, "readelf -dW %s", path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof line, p)) {
+		const char *q = strstr(line, "(NEEDED)");
+		q = q ? strstr(q, "Shared library: [") : NULL;
+		if (q)
+			snprintf(out + strlen(out), len - strlen(out), "%s%.*s", *out ? " " : "",
+				 (int)strcspn(q + 17, "]"), q + 17);
+	}
+	pclose(p);
+}
+
+static void dynamic_section_gives_soname_needs_and_search_paths(void **state)
+{
+	binary b;
+	open_ok(&b, so);
+	assert_string_equal(b.soname, "libskelt.so.1");
+	assert_string_equal(b.rpath, "$ORIGIN/rp");
+	assert_null(b.runpath);
+	assert_null(b.interp);
+	elf_close(&b);
+	open_ok(&b, so_runpath);
+	assert_null(b.rpath);
+	assert_string_equal(b.runpath, "/skel/rp");
+	char want[512], got[512] = "";
+	readelf_needed(so_runpath, want, sizeof want);
+	assert_non_null(strstr(want, "libm.so.6"));
+	for (size_t i = 0; i < b.nneeded; i++)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", b.needed[i]);
+	assert_string_equal(got, want);
+	elf_close(&b);
+	const char *ls = "/usr/bin/ls";
+	open_ok(&b, ls);
+	assert_string_equal(b.interp, "/lib64/ld-linux-x86-64.so.2");
+	readelf_needed(ls, want, sizeof want);
+	got[0] = 0;
+	for (size_t i = 0; i < b.nneeded; i++)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", b.needed[i]);
+	assert_string_equal(got, want);
+	elf_close(&b);
+}
+
+static bool in_sorted(const uint64_t *v, size_t n, uint64_t a)
+{
+	return n && bsearch(&a, v, n, sizeof a, cmp_u64) != NULL;
+}
+
+/* Routine starts and entries of a shared object, with and without its
+ * .symtab (the addresses come from nm on the unstripped copy). */
+static void check_shared_routines(const char *path)
+{
+	program p;
+	char err[ERR_LEN];
+	if (program_load(&p, path, err) != 0)
+		fail_msg("%s: %s", path, err);
+	uint64_t exported = nm_addr(so, "skel_t_exported");
+	uint64_t cb = nm_addr(so, "skel_t_hidden_cb");
+	uint64_t plain = nm_addr(so, "skel_t_plain");
+	uint64_t ctor = nm_addr(so, "skel_t_ctor");
+	uint64_t resolver = nm_addr(so, "skel_t_resolver");
+	assert_true(exported && cb && plain && ctor && resolver);
+	assert_true(in_sorted(p.bin.exports, p.bin.nexports, resolver));   /* the exported IFUNC */
+	/* exported: a routine other objects enter, its address theirs */
+	assert_non_null(program_routine_at(&p, exported));
+	assert_true(program_is_entry(&p, exported));
+	assert_true(in_sorted(p.taken, p.ntaken, exported));
+	/* global but hidden: not exported, only called */
+	uint64_t hidden = nm_addr(so, "skel_t_hidden_vis");
+	assert_non_null(program_routine_at(&p, hidden));
+	assert_false(in_sorted(p.taken, p.ntaken, hidden));
+	assert_false(in_sorted(p.bin.exports, p.bin.nexports, hidden));
+	assert_true(in_sorted(p.bin.exports, p.bin.nexports, exported));
+	/* static, its address in a relocated data word: taken, an entry */
+	assert_non_null(program_routine_at(&p, cb));
+	assert_true(program_is_entry(&p, cb));
+	assert_true(in_sorted(p.taken, p.ntaken, cb));
+	/* static, only called; skel_t_number holds its address, but no
+	 * relocation makes that word a pointer */
+	assert_non_null(program_routine_at(&p, plain));
+	assert_false(in_sorted(p.taken, p.ntaken, plain));
+	/* the loader calls the constructor and the IFUNC resolver (IRELATIVE) */
+	assert_true(in_sorted(p.bin.init_funcs, p.bin.ninit_funcs, ctor));
+	assert_true(in_sorted(p.bin.init_funcs, p.bin.ninit_funcs, resolver));
+	assert_non_null(program_routine_at(&p, ctor));
+	assert_non_null(program_routine_at(&p, resolver));
+	assert_true(program_is_entry(&p, resolver));
+	program_free(&p);
+}
+
+static void shared_object_routines_and_entries(void **state)
+{
+	check_shared_routines(so);
+	check_shared_routines(so_stripped);
+}
+
+/* The local IFUNC's calls go through a PLT stub filled by an IRELATIVE
+ * relocation: the stub is named after its resolver's symbol (objdump says
+ * "*ABS*+0x...@plt", so it is no oracle here). */
+static void irelative_plt_stub_is_named_after_its_resolver(void **state)
+{
+	binary b;
+	open_ok(&b, so);
+	const char *name = NULL;
+	for (size_t i = 0; i < b.nplts && !name; i++)
+		name = b.plts[i].name;
+	assert_non_null(name);
+	assert_int_equal(nm_addr(so, name), nm_addr(so, "skel_t_resolver"));
+	elf_close(&b);
+	/* libc's own calls to memcpy and strlen */
+	open_ok(&b, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_true(has_plt(&b, "memcpy"));
+	assert_true(has_plt(&b, "strlen"));
+	elf_close(&b);
 }
 
 static void relocatable_object_is_refused(void **state)
@@ -752,7 +952,10 @@ int main(void)
 		cmocka_unit_test(thirty_two_bit_elf_is_refused),
 		cmocka_unit_test(aarch64_elf_is_refused),
 		cmocka_unit_test(core_file_is_refused),
-		cmocka_unit_test(shared_library_is_refused),
+		cmocka_unit_test(shared_objects_load_as_shared),
+		cmocka_unit_test(dynamic_section_gives_soname_needs_and_search_paths),
+		cmocka_unit_test(shared_object_routines_and_entries),
+		cmocka_unit_test(irelative_plt_stub_is_named_after_its_resolver),
 		cmocka_unit_test(relocatable_object_is_refused),
 		cmocka_unit_test(corrupt_binaries_fail_cleanly),
 	};
