@@ -1519,24 +1519,33 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
  * does not model handlers yet) stops there and says so instead of
  * leaving the handler's accesses out silently.  No reset of the buffer:
  * the signal may have come in the middle of a probe's store. */
-static void rec_note_signal(int sig, void *ucv)
+/* An event in the calling thread's stream, after the words recorded so
+ * far: `word` (the payload's first u64) becomes their number.  No reset
+ * of the buffer: a signal may have come in the middle of a probe's
+ * store. */
+static void rec_event(uint32_t type, void *payload, size_t n)
 {
 	rec_thread *t = rec_self;
 	if (!R.active || !t || t == &R.sink || rec_off() || getpid() != R.pid)
 		return;
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&t->lock);
+	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+	memcpy(payload, &t->written, sizeof t->written);
+	rec_chunk(type, t->index, payload, n);
+	rec_unlock(&t->lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void rec_note_signal(int sig, void *ucv)
+{
 	ucontext_t *uc = ucv;
 	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
 	vt_signal e = { .signal = (uint32_t)sig };
 	if (rip >= R.img.lo && rip < R.img.hi)
 		e.pc = rip - R.img.bias;
-	sigset_t old;
-	rec_block_all(&old);
-	rec_lock(&t->lock);
-	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
-	e.word = t->written;
-	rec_chunk(VT_SIGNAL, t->index, &e, sizeof e);
-	rec_unlock(&t->lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_event(VT_SIGNAL, &e, sizeof e);
 }
 
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
@@ -1883,17 +1892,10 @@ REC_EXPORT int execle(const char *path, const char *arg, ...)
 REC_EXPORT pid_t fork(void)
 {
 	pid_t pid = rec_real_fork()();
-	rec_thread *t = rec_self;
-	if (pid > 0 && R.active && t && t != &R.sink && !rec_off() && getpid() == R.pid) {
+	if (pid > 0) {
 		int e = errno;
-		sigset_t old;
-		rec_block_all(&old);
-		rec_lock(&t->lock);
-		rec_flush_locked(t, rec_cursor, 0);
-		vt_fork f = { t->written, (uint32_t)pid, 0 };
-		rec_chunk(VT_FORK, t->index, &f, sizeof f);
-		rec_unlock(&t->lock);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		vt_fork f = { 0, (uint32_t)pid, 0 };
+		rec_event(VT_FORK, &f, sizeof f);
 		errno = e;
 	}
 	return pid;

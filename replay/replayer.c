@@ -937,12 +937,21 @@ static FILE *spill_file(void)
 	return f;
 }
 
-static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out,
-			   const vt_thread_start *start)
+static stream *stream_of(const streams *v, uint32_t thread)
 {
 	for (size_t i = 0; i < v->n; i++)
 		if (v->a[i]->thread == thread)
 			return v->a[i];
+	return NULL;
+}
+
+/* The thread's stream, opened (its replay started) on first sight. */
+static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out,
+			   const vt_thread_start *start)
+{
+	stream *old = stream_of(v, thread);
+	if (old)
+		return old;
 	if (v->n == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 16;
 		v->a = realloc(v->a, v->cap * sizeof *v->a);
@@ -1036,10 +1045,7 @@ static int replay_fd(FILE *out, bool quiet)
 		}
 		/* a thread's chunks in their order; its stream (and the thread
 		 * replaying it) only from a valid START on */
-		stream *s = NULL;
-		for (size_t i = 0; i < v.n && !s; i++)
-			if (v.a[i]->thread == c.thread)
-				s = v.a[i];
+		stream *s = stream_of(&v, c.thread);
 		vt_order fresh = { 0 };
 		if (vt_order_check(s ? &s->order : &fresh, &c, p, off, err) < 0) {
 			free(p);
