@@ -137,6 +137,34 @@ int patch_set_id(patch *p, const char *hex, uint32_t kind,
 		 char err[FMT_ERR_LEN]);
 int patch_add_probe(patch *p, const patch_probe *probe);
 void patch_free(patch *p);
+
+/* A whole-process patch: the patches of several objects one after the
+ * other, each a complete patch text starting with its own "skel-patch"
+ * line.  Section k is object k: object 0 is the executable, the others are
+ * shared objects, found at run time by identity.  A `word` probe of object
+ * k whose value is an entry word (SK_ENTRY_BASE..., skel_rt.h) is recorded
+ * with k added in bits 32..47 (PATCH_ENTRY_OBJECT), so that the replay
+ * knows which object's skeleton to enter.  A text with one section is an
+ * ordinary patch. */
+#define PATCH_MAX_OBJECTS 256
+#define PATCH_ENTRY_TOP 0xe7e7000000000000ull	/* = SK_ENTRY_BASE */
+#define PATCH_ENTRY_MASK 0xffff000000000000ull
+static inline uint64_t patch_entry_word(uint64_t w, uint32_t object)
+{
+	return (w & PATCH_ENTRY_MASK) == PATCH_ENTRY_TOP
+		? w + ((uint64_t)object << 32) : w;
+}
+
+typedef struct patch_set {
+	patch *obj;
+	size_t n;
+} patch_set;
+
+/* Errors name the line in the whole text. */
+int patch_set_parse(patch_set *s, const char *text, size_t len,
+		    char err[FMT_ERR_LEN]);
+int patch_set_load(patch_set *s, const char *path, char err[FMT_ERR_LEN]);
+void patch_set_free(patch_set *s);
 /* Parses "rax".."r15"; -1 if not a 64-bit GPR name. */
 int patch_reg_parse(const char *name);
 
@@ -230,15 +258,47 @@ enum vt_chunk_type {
 	VT_SIGNAL = 7,		/* payload: vt_signal; a program handler ran */
 	VT_EXEC = 8,		/* payload: vt_exec; execve called (thread 0) */
 	VT_FORK = 9,		/* payload: vt_fork; fork() made a child */
+	VT_OBJECTS = 10,	/* payload: u64 marker, then vt_object[]
+				 * (thread 0): the objects of the process */
 };
+
+/* The objects of the process (whole-process recording).  One OBJECTS chunk
+ * comes right after the trampoline map and names every object mapped when
+ * the recorder started, covered (patched) or not; objects mapped later
+ * (dlopen) come in further OBJECTS chunks, in the stream order of thread 0,
+ * with VT_OBJ_LATE.  The payload starts with `marker`: the runtime pc of
+ * the recorder's start marker (skel check drops the oracle's accesses
+ * before the first instruction there; 0 in later chunks). */
+#define VT_NO_OBJECT 0xffffffffu
+enum {
+	VT_OBJ_COVERED = 1,	/* patched: its skeleton replays its code */
+	VT_OBJ_LATE = 2,	/* mapped after the recorder started */
+	VT_OBJ_MAIN = 4,	/* the executable */
+	VT_OBJ_RECORDER = 8,	/* the recorder itself: none of its accesses
+				 * are the program's */
+};
+
+typedef struct vt_object {
+	uint64_t bias;		/* runtime = link-time + bias */
+	uint64_t lo, hi;	/* runtime extent of its loaded segments */
+	uint64_t patch_hash;	/* patch_hash() of its section, 0 if none */
+	uint8_t id[SKEL_ID_MAX];	/* identity (build-id or content hash) */
+	uint32_t id_len;
+	uint32_t id_kind;	/* SKEL_ID_*, 0 if unknown */
+	uint32_t index;		/* its section of the patch, the object
+				 * number in entry words; VT_NO_OBJECT */
+	uint32_t flags;		/* VT_OBJ_* */
+	char path[144];		/* as the loader names it, cut, NUL-ended */
+} vt_object;
 
 /* Events the skeleton does not model yet; each is in the stream of the
  * thread it happened in, after the words recorded before it. */
 typedef struct vt_signal {
 	uint64_t word;		/* words of the thread before the handler */
-	uint64_t pc;		/* interrupted pc, link-time if in the image */
+	uint64_t pc;		/* interrupted pc, link-time if in a covered
+				 * object (the executable, before), else 0 */
 	uint32_t signal;
-	uint32_t reserved;
+	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_signal;
 
 enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2 };
@@ -258,14 +318,17 @@ typedef struct vt_fork {
  * first access of `pc` after the stream's last word (the faulting access
  * did not happen). */
 typedef struct vt_crash {
-	uint64_t pc;		/* link-time pc when in the image, else 0 */
+	uint64_t pc;		/* link-time pc when in a covered object,
+				 * else 0 */
 	uint32_t signal;
-	uint32_t reserved;
+	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_crash;
 
 #define VT_NO_PARENT 0xffffffffu
 enum {
-	VT_START_IN_IMAGE = 1,	/* start routine lies in the executable */
+	VT_START_IN_IMAGE = 1,	/* start routine lies in a covered object,
+				 * whose number is flags >> 16 (0: the
+				 * executable) */
 	VT_START_UNKNOWN = 2,	/* stream opened lazily: start not seen */
 };
 
@@ -296,8 +359,11 @@ typedef struct vt_map_entry {
 	uint64_t tramp;		/* runtime address of the trampoline code */
 	uint64_t pc;		/* original instruction, link-time address */
 	uint32_t len;		/* bytes of trampoline code */
-	uint32_t kind;		/* vt_map_kind */
+	uint32_t kind;		/* vt_map_kind in bits 0..15, the object of
+				 * pc in bits 16..31 (0: the executable) */
 } vt_map_entry;
+#define VT_MAP_KIND(k) ((k) & 0xffffu)
+#define VT_MAP_OBJECT(k) ((k) >> 16)
 
 enum {
 	VT_END_EXIT = 1,	/* exit() or return from main */
@@ -317,6 +383,7 @@ _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
+_Static_assert(sizeof(vt_object) == 256, "vt_object layout");
 
 /* ------------------------------------------------ reading a value trace */
 
@@ -387,6 +454,23 @@ typedef struct vt_stream {
 	size_t nruns, runcap;
 } vt_stream;
 
+/* OBJECTS chunks gathered. */
+typedef struct vt_objects {
+	vt_object *v;
+	size_t n;
+	uint64_t marker;	/* of the first chunk */
+} vt_objects;
+int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n);
+/* The covered object with this number (entry words, map kinds), or NULL. */
+const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
+
+/* Chunks that belong to no thread's order. */
+static inline bool vt_chunk_global(uint32_t type)
+{
+	return type == VT_TRAMPOLINE_MAP || type == VT_END || type == VT_EXEC ||
+	       type == VT_OBJECTS;
+}
+
 typedef struct vt_streams {
 	vt_stream *s;		/* by order of first appearance */
 	size_t n;
@@ -395,6 +479,7 @@ typedef struct vt_streams {
 	bool complete;		/* END chunk present: the run exited cleanly */
 	vt_end end;
 	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
+	vt_objects objects;	/* OBJECTS chunks (none: main-only) */
 	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
 } vt_streams;
 

@@ -226,8 +226,17 @@ static int patch_line(patch *p, char *s, unsigned line, int *state,
 	return patch_fail(err, line, "unknown directive '%s'", w[0]);
 }
 
+static int patch_parse_at(patch *p, const char *text, size_t len,
+			  unsigned first_line, char err[FMT_ERR_LEN]);
+
 int patch_parse(patch *p, const char *text, size_t len,
 		char err[FMT_ERR_LEN])
+{
+	return patch_parse_at(p, text, len, 1, err);
+}
+
+static int patch_parse_at(patch *p, const char *text, size_t len,
+			  unsigned first_line, char err[FMT_ERR_LEN])
 {
 	memset(p, 0, sizeof *p);
 	char *buf = malloc(len + 1);
@@ -238,7 +247,7 @@ int patch_parse(patch *p, const char *text, size_t len,
 	if (memchr(buf, 0, len))
 		return free(buf), patch_fail(err, 0, "NUL byte in patch text");
 	int state = 0, rc = 0;
-	unsigned line = 1;
+	unsigned line = first_line;
 	for (char *s = buf; s && rc == 0; line++) {
 		char *nl = strchr(s, '\n');
 		if (nl)
@@ -254,9 +263,89 @@ int patch_parse(patch *p, const char *text, size_t len,
 	return rc;
 }
 
+/* Where the next section starts: a line beginning with the magic after
+ * `from` (which starts a line), or len. */
+static size_t patch_next_section(const char *text, size_t len, size_t from)
+{
+	size_t m = strlen(PATCH_MAGIC);
+	const char *nl;
+	for (size_t i = from; (nl = memchr(text + i, '\n', len - i));) {
+		i = (size_t)(nl - text) + 1;
+		if (len - i >= m && memcmp(text + i, PATCH_MAGIC, m) == 0)
+			return i;
+	}
+	return len;
+}
+
+int patch_set_parse(patch_set *set, const char *text, size_t len,
+		    char err[FMT_ERR_LEN])
+{
+	memset(set, 0, sizeof *set);
+	unsigned line = 1;
+	for (size_t at = 0; at < len || set->n == 0;) {
+		size_t next = patch_next_section(text, len, at);
+		if (set->n == PATCH_MAX_OBJECTS) {
+			patch_set_free(set);
+			return patch_fail(err, line, "more than %d objects",
+					  PATCH_MAX_OBJECTS);
+		}
+		patch *n = realloc(set->obj, (set->n + 1) * sizeof *n);
+		if (!n) {
+			patch_set_free(set);
+			return patch_fail(err, 0, "out of memory");
+		}
+		set->obj = n;
+		if (patch_parse_at(&set->obj[set->n], text + at, next - at, line,
+				   err)) {
+			patch_set_free(set);
+			return -1;
+		}
+		set->n++;
+		for (size_t i = at; i < next; i++)
+			line += text[i] == '\n';
+		at = next;
+	}
+	return 0;
+}
+
+void patch_set_free(patch_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		patch_free(&set->obj[i]);
+	free(set->obj);
+	memset(set, 0, sizeof *set);
+}
+
+static int patch_read(const char *path, char **text, size_t *len,
+		      char err[FMT_ERR_LEN]);
+
 int patch_load(patch *p, const char *path, char err[FMT_ERR_LEN])
 {
 	memset(p, 0, sizeof *p);
+	char *text;
+	size_t len;
+	if (patch_read(path, &text, &len, err))
+		return -1;
+	int rc = patch_parse(p, text, len, err);
+	free(text);
+	return rc;
+}
+
+int patch_set_load(patch_set *s, const char *path, char err[FMT_ERR_LEN])
+{
+	memset(s, 0, sizeof *s);
+	char *text;
+	size_t len;
+	if (patch_read(path, &text, &len, err))
+		return -1;
+	int rc = patch_set_parse(s, text, len, err);
+	free(text);
+	return rc;
+}
+
+static int patch_read(const char *path, char **out, size_t *outlen,
+		      char err[FMT_ERR_LEN])
+{
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return patch_fail(err, 0, "%s", strerror(errno));
@@ -278,10 +367,13 @@ int patch_load(patch *p, const char *path, char err[FMT_ERR_LEN])
 	} while (got);
 	int bad = ferror(f);
 	fclose(f);
-	int rc = bad ? patch_fail(err, 0, "read error")
-		     : patch_parse(p, text, len, err);
-	free(text);
-	return rc;
+	if (bad) {
+		free(text);
+		return patch_fail(err, 0, "read error");
+	}
+	*out = text;
+	*outlen = len;
+	return 0;
 }
 
 static void patch_what_write(FILE *f, const patch_probe *pr)

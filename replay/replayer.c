@@ -1034,7 +1034,7 @@ static int replay_fd(FILE *out, bool quiet)
 			free(p);
 			break;
 		}
-		if (c.type == VT_TRAMPOLINE_MAP || c.type == VT_END || c.type == VT_EXEC) {
+		if (vt_chunk_global(c.type)) {
 			complete |= c.type == VT_END;
 			if (c.type == VT_EXEC) {
 				memcpy(&exec, p, sizeof exec);

@@ -144,6 +144,9 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_exec);
 	case VT_FORK:
 		return h->payload_bytes == sizeof(vt_fork);
+	case VT_OBJECTS:
+		return h->payload_bytes >= 8 &&
+		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
 	default:
 		return 0;
 	}
@@ -172,7 +175,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 {
 	uint32_t t = h->thread;
 	uint64_t n;
-	if (h->type == VT_TRAMPOLINE_MAP || h->type == VT_END || h->type == VT_EXEC)
+	if (vt_chunk_global(h->type))
 		return 0;
 	if (h->type == VT_THREAD_START) {
 		if (o->started)
@@ -375,6 +378,32 @@ static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
 	return 0;
 }
 
+int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)
+{
+	uint64_t marker;
+	memcpy(&marker, payload, 8);
+	if (!o->n && !o->marker)
+		o->marker = marker;
+	size_t k = (n - 8) / sizeof(vt_object);
+	vt_object *v = realloc(o->v, (o->n + k + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	o->v = v;
+	memcpy(v + o->n, payload + 8, k * sizeof *v);
+	for (size_t i = 0; i < k; i++)
+		v[o->n + i].path[sizeof v->path - 1] = 0;
+	o->n += k;
+	return 0;
+}
+
+const vt_object *vt_objects_find(const vt_objects *o, uint32_t index)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].index == index && (o->v[i].flags & VT_OBJ_COVERED))
+			return &o->v[i];
+	return NULL;
+}
+
 static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN])
 {
 	vt_streams *s = rd->s;
@@ -392,6 +421,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 		s->exec.path[sizeof s->exec.path - 1] = 0;
 		return 0;
 	}
+	if (c->h.type == VT_OBJECTS)
+		return vt_objects_add(&s->objects, c->payload, n) ?
+			vt_fail(err, "out of memory") : 0;
 	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
 		return vt_fail(err, "out of memory");
@@ -469,5 +501,6 @@ void vtrace_streams_free(vt_streams *s)
 	}
 	free(s->s);
 	free(s->map);
+	free(s->objects.v);
 	memset(s, 0, sizeof *s);
 }

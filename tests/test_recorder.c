@@ -758,6 +758,42 @@ static void test_patch_roundtrip_and_errors(void **state)
 	}
 }
 
+/* A whole-process patch: sections split at each magic line, each parsed
+ * as its own patch, errors naming the line of the whole text; entry words
+ * of object k get k in bits 32..47, other words stay. */
+static void test_patch_set_sections(void **state)
+{
+	const char *text =
+		"skel-patch 1\nbinary 01 buildid\nprobe 10 10 20 before taken\n"
+		"skel-patch 1\n# libfoo\nbinary 0200000000000001 hash\n"
+		"probe 30 30 40 before word e7e7000000000005\n"
+		"probe 31 30 40 before word 17\n";
+	patch_set s;
+	char err[FMT_ERR_LEN];
+	assert_int_equal(patch_set_parse(&s, text, strlen(text), err), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.obj[0].nprobes, 1);
+	assert_int_equal(s.obj[1].nprobes, 2);
+	assert_int_equal(s.obj[1].id_kind, SKEL_ID_HASH);
+	assert_int_equal(s.obj[1].id[0], 2);
+	assert_int_equal(patch_entry_word(s.obj[1].probes[0].word, 3),
+			 0xe7e7000300000005ull);
+	assert_int_equal(patch_entry_word(s.obj[1].probes[1].word, 3), 0x17);
+	patch one;
+	assert_int_equal(patch_parse(&one, text, 59, err), 0);	/* section 0 */
+	assert_int_equal(patch_hash(&one), patch_hash(&s.obj[0]));
+	patch_free(&one);
+	patch_set_free(&s);
+
+	const char *bad = "skel-patch 1\nbinary 01 buildid\n"
+			  "skel-patch 1\nbinary 02 buildid\nprobe 50 10 20 before taken\n";
+	assert_int_equal(patch_set_parse(&s, bad, strlen(bad), err), -1);
+	assert_string_equal(err, "line 5: pc 50 is outside its block [10, 20)");
+	assert_int_equal(s.n, 0);
+	assert_int_equal(patch_set_parse(&s, "", 0, err), -1);
+	assert_string_equal(err, "empty patch");
+}
+
 /* A real trace, then cut and damaged copies of it. */
 static void test_vtrace_reader_rejects_damage(void **state)
 {
@@ -898,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_other_binary_is_left_alone),
 		cmocka_unit_test(test_content_hash_identity),
 		cmocka_unit_test(test_patch_roundtrip_and_errors),
+		cmocka_unit_test(test_patch_set_sections),
 		cmocka_unit_test(test_vtrace_reader_rejects_damage),
 		cmocka_unit_test(test_vtrace_many_threads_keep_their_streams),
 	};
