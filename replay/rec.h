@@ -1,0 +1,199 @@
+/* rec.h — the recorder's shared state and its files' interfaces (internal:
+ * only replay/rec*.c include it).
+ *
+ *   rec.c       order of business: environment, identity, patching
+ *   rec_plan.c  decoding, spans and sites
+ *   rec_emit.c  trampoline code
+ *   rec_buf.c   per-thread buffers, flushes, the online flusher, chunks
+ *   rec_sig.c   the recorder's signal handlers (guard page, int3, fatal
+ *               signals) and the program's view of its dispositions
+ *   rec_proc.c  interposed pthread_create, exit, exec family, fork */
+#ifndef SKEL_REPLAY_REC_H
+#define SKEL_REPLAY_REC_H
+
+#include "replay/format.h"
+
+#include <Zydis/Zydis.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define REC_PAGE 4096ul
+#define REC_BUF_BYTES (256ul * 1024)	/* per thread, before the guard */
+#define REC_MAX_THREADS 4096
+#define REC_MAX_SEGS 16
+#define REC_MAX_BLOCK_INSNS 4096
+/* The probe frame: 128 bytes of red zone skipped, then rax and rdx. */
+#define REC_FRAME (128 + 16)
+#define REC_EXPORT __attribute__((visibility("default")))
+
+/* --------------------------------------------------------------- state */
+
+typedef struct rec_thread {
+	uint64_t *base;		/* buffer */
+	uint64_t *guard;	/* first word of the PROT_NONE page */
+	uint64_t *sent;		/* words before it (from base) are written */
+	uint64_t **cursor;	/* the owning thread's rec_cursor */
+	uint64_t written;	/* words flushed */
+	uint32_t index;
+	volatile int ended;
+	_Atomic int lock;	/* sent, written, ended, the cursor reset and
+				   the reading of *cursor from other threads */
+} rec_thread;
+
+/* The hot path's cursor: initial-exec, so that its fs offset is fixed and
+ * a trampoline reaches it with one fs-relative load. */
+extern __thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec")));
+extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+
+typedef struct rec_int3 {
+	uint64_t pc;		/* runtime address of the int3 */
+	uint64_t tramp;
+} rec_int3;
+
+typedef struct rec_image {
+	uint64_t bias;
+	uint64_t lo, hi;	/* whole image, runtime */
+	uint64_t xlo[REC_MAX_SEGS], xhi[REC_MAX_SEGS];	/* executable */
+	int xprot[REC_MAX_SEGS];
+	int nx;
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+} rec_image;
+
+typedef struct rec_state {
+	int pipe;		/* the value file is a FIFO or pipe (skel run) */
+	int active;		/* patch applied, recording */
+	int verbose;
+	int force_int3;		/* SKEL_INT3=1: every site an int3 */
+	int fd;
+	pid_t pid;		/* the recording process */
+	volatile int child;	/* forked: record nothing */
+	volatile int finished;	/* END written */
+	rec_image img;
+	patch patch;
+	long cursor_off;	/* fs offset of rec_cursor */
+	uint8_t *code;		/* trampoline pages */
+	size_t code_size;
+	rec_int3 *int3;		/* sorted by pc */
+	size_t nint3;
+	size_t nsites;
+	size_t nneighbour;	/* sites whose span takes in other instructions */
+	pthread_key_t key;
+	rec_thread *threads[REC_MAX_THREADS];
+	_Atomic uint32_t nthreads;
+	_Atomic uint64_t values;
+	_Atomic uint64_t int3_hits;
+	rec_thread sink;	/* discard buffer: ended threads, fork child */
+	int have_gsbase;
+	_Atomic int pass;	/* held by the online flusher during a pass and
+				   by rec_finish: no VALUES after END */
+} rec_state;
+
+extern rec_state R;
+
+/* The definitions of rec_sig.c and rec_proc.c interpose libc's; the
+ * originals come from dlsym(RTLD_NEXT), looked up on first use because
+ * other libraries' constructors may call them before ours runs. */
+#define REC_REAL(name, type) \
+	static type rec_real_##name(void) \
+	{ \
+		static type fn; \
+		if (!fn) \
+			fn = (type)dlsym(RTLD_NEXT, #name); \
+		return fn; \
+	}
+
+/* ------------------------------------------------------------ rec.c */
+
+void rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+__attribute__((noreturn, format(printf, 1, 2))) void rec_die(const char *fmt, ...);
+
+static inline int rec_fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* ------------------------------------------------------- rec_plan.c */
+
+extern ZydisDecoder rec_dec;
+
+typedef struct rec_insn {
+	uint64_t addr;		/* runtime */
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+} rec_insn;
+
+typedef struct rec_probe {
+	patch_probe p;		/* addresses made runtime */
+	uint32_t order;		/* in the file */
+} rec_probe;
+
+typedef struct rec_site {
+	uint64_t start, end;	/* span rewritten, runtime */
+	uint64_t bstart, bend;	/* its block */
+	size_t p0, np;		/* probes, in the sorted array */
+	int int3;
+	int last_transfer;	/* the span ends with a transfer */
+	uint64_t first_end;	/* end of its first probed instruction */
+} rec_site;
+
+int rec_decode(uint64_t addr, uint64_t limit, rec_insn *x);
+int rec_is_call(const rec_insn *x);
+int rec_is_transfer(const rec_insn *x);
+int rec_cond_code(const rec_insn *x);
+int rec_probe_cmp(const void *a, const void *b);
+int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout);
+
+/* ------------------------------------------------------- rec_emit.c */
+
+typedef struct rec_lit {
+	size_t disp_at;		/* offset of a rel32 to the literal */
+	size_t next;		/* offset of the end of that instruction */
+	uint64_t value;
+} rec_lit;
+
+typedef struct rec_emit {
+	uint8_t *p;		/* code; runtime address == pointer */
+	size_t len, cap;
+	rec_lit lit[64];
+	int nlit;
+	vt_map_entry *map;
+	size_t nmap, capmap;
+} rec_emit;
+
+/* The store that may hit the guard page; the SIGSEGV handler looks for
+ * exactly these bytes at the faulting rip. */
+extern const uint8_t rec_store_insn[3];
+
+void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
+		  uint64_t *tramp);
+
+/* -------------------------------------------------------- rec_buf.c */
+
+int rec_off(void);
+long rec_syscall3(long nr, long a, long b, long c);
+void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n);
+int rec_buffer_map(rec_thread *t);
+rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags);
+void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
+void rec_on_thread_exit(void *p);
+void rec_flush_all_dying(void);
+void rec_flusher_start(void);
+void rec_stats(const char *when);
+void rec_finish(uint32_t how);
+void rec_event(uint32_t type, void *payload, size_t n);
+
+/* -------------------------------------------------------- rec_sig.c */
+
+void rec_signals_install(void);
+/* sigaction as libc does it, past our interposer */
+int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
+
+/* ------------------------------------------------------- rec_proc.c */
+
+void rec_atfork_child(void);
+
+#endif

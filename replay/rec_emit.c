@@ -1,0 +1,545 @@
+/* rec_emit.c — trampoline code: for each site, the probes' stores into
+ * the thread's buffer and the span's instructions relocated, in pages
+ * mapped within rel32 reach of the text; and the map from trampoline code
+ * back to original pcs (VT_TRAMPOLINE_MAP). */
+#include "replay/rec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ------------------------------------------------------------ emitting */
+
+static void rec_b(rec_emit *e, const void *bytes, size_t n)
+{
+	if (e->len + n > e->cap)
+		rec_die("trampoline space exhausted");
+	memcpy(e->p + e->len, bytes, n);
+	e->len += n;
+}
+
+static void rec_b1(rec_emit *e, uint8_t b)
+{
+	rec_b(e, &b, 1);
+}
+
+static void rec_b4(rec_emit *e, int32_t v)
+{
+	rec_b(e, &v, 4);
+}
+
+static uint64_t rec_here(const rec_emit *e)
+{
+	return (uint64_t)(e->p + e->len);
+}
+
+static void rec_map(rec_emit *e, uint64_t from, uint64_t pc, uint32_t kind)
+{
+	if (e->nmap == e->capmap) {
+		e->capmap = e->capmap ? 2 * e->capmap : 64;
+		e->map = realloc(e->map, e->capmap * sizeof *e->map);
+		if (!e->map)
+			rec_die("out of memory");
+	}
+	e->map[e->nmap++] = (vt_map_entry){ from, pc - R.img.bias,
+		(uint32_t)(rec_here(e) - from), kind };
+}
+
+/* A rel32 whose base is the end of a `len`-byte instruction at here(). */
+static void rec_rel32(rec_emit *e, uint64_t target, size_t rest)
+{
+	int64_t d = (int64_t)(target - (rec_here(e) + 4 + rest));
+	if (!rec_fits32(d))
+		rec_die("target %" PRIx64 " out of rel32 reach of the "
+			"trampolines", target);
+	rec_b4(e, (int32_t)d);
+}
+
+static void rec_jmp(rec_emit *e, uint64_t target)
+{
+	rec_b1(e, 0xe9);
+	rec_rel32(e, target, 0);
+}
+
+/* `opcode [rip+lit]` where lit holds `value`: rel32 fixed up later. */
+static void rec_riplit(rec_emit *e, const uint8_t *op, size_t n,
+		       uint64_t value)
+{
+	if (e->nlit == 64)
+		rec_die("too many literals in one trampoline");
+	rec_b(e, op, n);
+	e->lit[e->nlit++] = (rec_lit){ e->len, e->len + 4, value };
+	rec_b4(e, 0);
+}
+
+static void rec_lits_place(rec_emit *e)
+{
+	while (e->len % 8)
+		rec_b1(e, 0xcc);
+	for (int i = 0; i < e->nlit; i++) {
+		int32_t d = (int32_t)(e->len - e->lit[i].next);
+		memcpy(e->p + e->lit[i].disp_at, &d, 4);
+		rec_b(e, &e->lit[i].value, 8);
+	}
+	e->nlit = 0;
+}
+
+/* `opcode reg, [base + index*scale + disp32]`, REX.W, always SIB form.
+ * base/index are GPR numbers, -1 for none (index never rsp). */
+static void rec_modrm_mem(rec_emit *e, uint8_t opcode, int reg, int base,
+			  int index, int scale, int32_t disp)
+{
+	uint8_t rex = 0x48 | (reg & 8 ? 4 : 0) | (index >= 8 ? 2 : 0) |
+		      (base >= 8 ? 1 : 0);
+	int ss = scale == 8 ? 3 : scale == 4 ? 2 : scale == 2 ? 1 : 0;
+	uint8_t idx = index < 0 ? 4 : (uint8_t)(index & 7);
+	rec_b1(e, rex);
+	rec_b1(e, opcode);
+	if (base < 0) {
+		rec_b1(e, (uint8_t)(0x04 | (reg & 7) << 3));
+		rec_b1(e, (uint8_t)(ss << 6 | idx << 3 | 5));
+	} else {
+		rec_b1(e, (uint8_t)(0x84 | (reg & 7) << 3));
+		rec_b1(e, (uint8_t)(ss << 6 | idx << 3 | (base & 7)));
+	}
+	rec_b4(e, disp);
+}
+
+static const uint8_t rec_prologue[] = {
+	0x48, 0x8d, 0x64, 0x24, 0x80,	/* lea rsp, [rsp-128] */
+	0x50,				/* push rax */
+	0x52,				/* push rdx */
+};
+static const uint8_t rec_epilogue[] = {
+	0x5a,				/* pop rdx */
+	0x58,				/* pop rax */
+	0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0,	/* lea rsp, [rsp+128] */
+};
+const uint8_t rec_store_insn[3] = { 0x48, 0x89, 0x02 }; /* mov [rdx], rax */
+
+static void rec_store(rec_emit *e)
+{
+	rec_b(e, "\x64\x48\x8b\x14\x25", 5);	/* mov rdx, fs:[off] */
+	rec_b4(e, (int32_t)R.cursor_off);
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_b(e, "\x48\x8d\x52\x08", 4);	/* lea rdx, [rdx+8] */
+	rec_b(e, "\x64\x48\x89\x14\x25", 5);	/* mov fs:[off], rdx */
+	rec_b4(e, (int32_t)R.cursor_off);
+}
+
+/* rax = the program's value of GPR r at the probe frame. */
+static void rec_get_reg(rec_emit *e, int r)
+{
+	if (r == SKEL_RAX)
+		rec_b(e, "\x48\x8b\x44\x24\x08", 5);	/* mov rax, [rsp+8] */
+	else if (r == SKEL_RDX)
+		rec_b(e, "\x48\x8b\x04\x24", 4);	/* mov rax, [rsp] */
+	else if (r == SKEL_RSP)
+		rec_modrm_mem(e, 0x8d, 0, SKEL_RSP, -1, 0, REC_FRAME);
+	else {
+		rec_b1(e, (uint8_t)(0x48 | (r & 8 ? 4 : 0)));	/* mov rax, r */
+		rec_b1(e, 0x89);
+		rec_b1(e, (uint8_t)(0xc0 | (r & 7) << 3));
+	}
+}
+
+static int rec_gpr(ZydisRegister r)
+{
+	if (r == ZYDIS_REGISTER_NONE)
+		return -1;
+	if (ZydisRegisterGetClass(r) != ZYDIS_REGCLASS_GPR64)
+		return -2;
+	return ZydisRegisterGetId(r);
+}
+
+/* The k-th data memory operand of x: explicit ones first, then the hidden
+ * ones, in Zydis operand order; agen (lea) and nop operands do not count. */
+static const ZydisDecodedOperand *rec_memop(const rec_insn *x, uint32_t k)
+{
+	if (x->in.mnemonic == ZYDIS_MNEMONIC_NOP)
+		return NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < x->in.operand_count; i++) {
+			const ZydisDecodedOperand *o = &x->op[i];
+			int hidden = o->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+			if (hidden != pass || o->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+			    o->mem.type != ZYDIS_MEMOP_TYPE_MEM || !o->actions)
+				continue;
+			if (k-- == 0)
+				return o;
+		}
+	return NULL;
+}
+
+/* rax = effective address of memory operand o of x, as the CPU computes
+ * it when x executes (fs/gs base included). */
+static int rec_get_addr(rec_emit *e, const rec_insn *x,
+			const ZydisDecodedOperand *o)
+{
+	int64_t disp = o->mem.disp.value;
+	if (x->in.address_width != 64)
+		return -1;
+	if (o->mem.base == ZYDIS_REGISTER_RIP) {
+		uint64_t a = x->addr + x->in.length + disp;
+		rec_b(e, "\x48\xb8", 2);		/* mov rax, imm64 */
+		rec_b(e, &a, 8);
+		return 0;
+	}
+	int base = rec_gpr(o->mem.base), index = rec_gpr(o->mem.index);
+	if (base < -1 || index < -1)
+		return -1;
+	if (o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+	    base == SKEL_RSP && (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+		disp -= o->size / 8;	/* push, call: the slot below rsp */
+	else if (x->in.mnemonic == ZYDIS_MNEMONIC_POP && base == SKEL_RSP &&
+		 o->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+		disp += o->size / 8;	/* pop [rsp+d]: rsp after the pop */
+	if (base == SKEL_RSP)
+		disp += REC_FRAME;
+	if (base == SKEL_RAX || index == SKEL_RAX)
+		rec_b(e, "\x48\x8b\x44\x24\x08", 5);	/* mov rax, [rsp+8] */
+	if (base == SKEL_RDX || index == SKEL_RDX)
+		rec_b(e, "\x48\x8b\x14\x24", 4);	/* mov rdx, [rsp] */
+	if (!rec_fits32(disp))
+		return -1;
+	rec_modrm_mem(e, 0x8d, SKEL_RAX, base, index,
+		      index < 0 ? 0 : o->mem.scale, (int32_t)disp);
+	if (o->mem.segment == ZYDIS_REGISTER_FS) {
+		/* fs:0 holds the thread pointer itself (x86-64 TLS ABI) */
+		rec_b(e, "\x64\x48\x8b\x14\x25\0\0\0\0", 9);
+		rec_b(e, "\x48\x8d\x04\x10", 4);	/* lea rax, [rax+rdx] */
+	} else if (o->mem.segment == ZYDIS_REGISTER_GS) {
+		if (!R.have_gsbase)
+			return -1;
+		rec_b(e, "\xf3\x48\x0f\xae\xca", 5);	/* rdgsbase rdx */
+		rec_b(e, "\x48\x8d\x04\x10", 4);
+	}
+	return 0;
+}
+
+
+static int rec_is_jrcxz(const rec_insn *x)
+{
+	return x->in.mnemonic == ZYDIS_MNEMONIC_JRCXZ ||
+	       x->in.mnemonic == ZYDIS_MNEMONIC_JECXZ;
+}
+
+static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
+{
+	const ZydisDecodedOperand *o;
+	int cc;
+	switch (p->what) {
+	case PATCH_WORD:
+		rec_b(e, "\x48\xb8", 2);
+		rec_b(e, &p->word, 8);
+		return 0;
+	case PATCH_REG:
+		rec_get_reg(e, p->reg);
+		return 0;
+	case PATCH_ADDR:
+		o = rec_memop(x, p->k);
+		return o ? rec_get_addr(e, x, o) : -1;
+	case PATCH_TAKEN:
+		if ((cc = rec_cond_code(x)) >= 0) {
+			rec_b1(e, 0x0f);		/* setcc al */
+			rec_b1(e, (uint8_t)(0x90 | cc));
+			rec_b1(e, 0xc0);
+			rec_b(e, "\x0f\xb6\xc0", 3);	/* movzx eax, al */
+			return 0;
+		}
+		if (!rec_is_jrcxz(x))
+			return -1;
+		/* mov eax,1; j(e|r)cxz +5; mov eax,0 — no flag touched */
+		rec_b(e, "\xb8\x01\0\0\0", 5);
+		if (x->in.mnemonic == ZYDIS_MNEMONIC_JECXZ)
+			rec_b1(e, 0x67);
+		rec_b(e, "\xe3\x05\xb8\0\0\0\0", 7);
+		return 0;
+	case PATCH_TARGET:
+		if ((x->in.meta.category != ZYDIS_CATEGORY_CALL &&
+		     x->in.meta.category != ZYDIS_CATEGORY_UNCOND_BR) ||
+		    (x->in.attributes & ZYDIS_ATTRIB_IS_RELATIVE &&
+		     x->op[0].type != ZYDIS_OPERAND_TYPE_MEMORY))
+			return -1;
+		o = &x->op[0];
+		if (o->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			int r = rec_gpr(o->reg.value);
+			if (r < 0)
+				return -1;
+			rec_get_reg(e, r);
+			return 0;
+		}
+		if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->size != 64 ||
+		    rec_get_addr(e, x, o))
+			return -1;
+		rec_b(e, "\x48\x8b\x00", 3);		/* mov rax, [rax] */
+		return 0;
+	}
+	return -1;
+}
+
+static const char *const rec_what_name[] = {
+	"reg", "addr", "taken", "target", "word",
+};
+
+/* The probes of site st at x's address with the given `after`, in file
+ * order with taken/target last, in one frame. */
+static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
+		       size_t n, int after)
+{
+	size_t want = 0, first = 0;
+	for (size_t i = n; i-- > 0;)
+		if (pv[i].p.pc == x->addr && pv[i].p.after == after)
+			want++, first = i;
+	if (!want)
+		return;
+	if (after && rec_is_transfer(x))
+		rec_die("patch line %u: 'after' probe on a control transfer",
+			pv[first].p.line);
+	uint64_t from = rec_here(e);
+	rec_b(e, rec_prologue, sizeof rec_prologue);
+	for (int last = 0; last < 2; last++)
+		for (size_t i = 0; i < n; i++) {
+			const patch_probe *p = &pv[i].p;
+			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET;
+			if (p->pc != x->addr || p->after != after || ctl != last)
+				continue;
+			if (rec_value(e, x, p))
+				rec_die("patch line %u: cannot record '%s' at "
+					"%" PRIx64 " (%s)", p->line,
+					rec_what_name[p->what], p->pc - R.img.bias,
+					ZydisMnemonicGetString(x->in.mnemonic));
+			rec_store(e);
+		}
+	rec_b(e, rec_epilogue, sizeof rec_epilogue);
+	rec_map(e, from, x->addr, VT_MAP_PROBE);
+}
+
+/* Copies x, RIP-relative displacement rebased to the new place. */
+static int rec_copy(rec_emit *e, const rec_insn *x)
+{
+	uint8_t buf[16];
+	size_t len = x->in.length;
+	memcpy(buf, (const void *)x->addr, len);
+	for (int i = 0; i < x->in.operand_count_visible; i++) {
+		const ZydisDecodedOperand *o = &x->op[i];
+		if (o->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    o->mem.base != ZYDIS_REGISTER_RIP)
+			continue;
+		if (x->in.raw.disp.size != 32)
+			return -1;
+		uint64_t abs = x->addr + len + (uint64_t)o->mem.disp.value;
+		int64_t d = (int64_t)(abs - (rec_here(e) + len));
+		if (!rec_fits32(d))
+			return -1;
+		int32_t d32 = (int32_t)d;
+		memcpy(buf + x->in.raw.disp.offset, &d32, 4);
+	}
+	rec_b(e, buf, len);
+	return 0;
+}
+
+/* call: push the original return address, then jump.  The program sees
+ * exactly what a call in place would have given it. */
+static int rec_call(rec_emit *e, const rec_insn *x)
+{
+	uint64_t next = x->addr + x->in.length;
+	const ZydisDecodedOperand *o = &x->op[0];
+	uint64_t from = rec_here(e);
+	if (o->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    rec_gpr(o->reg.value) == SKEL_RSP)
+		return -1;
+	rec_riplit(e, (const uint8_t *)"\xff\x35", 2, next);	/* push [rip+lit] */
+	rec_map(e, from, x->addr, VT_MAP_CALL_PUSH);
+	from = rec_here(e);
+	if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+		uint64_t target;
+		if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->in, o, x->addr,
+							   &target)))
+			return -1;
+		if (rec_fits32((int64_t)(target - (rec_here(e) + 5))))
+			rec_jmp(e, target);
+		else	/* jmp [rip+lit] */
+			rec_riplit(e, (const uint8_t *)"\xff\x25", 2, target);
+	} else if (o->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		int r = rec_gpr(o->reg.value);
+		if (r < 0)
+			return -1;
+		if (r & 8)
+			rec_b1(e, 0x41);
+		rec_b1(e, 0xff);				/* jmp r */
+		rec_b1(e, (uint8_t)(0xe0 | (r & 7)));
+	} else if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->size == 64) {
+		int base = rec_gpr(o->mem.base), index = rec_gpr(o->mem.index);
+		if (base == SKEL_RSP) {
+			/* after the push rsp is 8 lower: jmp [rsp+d+8] */
+			if (o->mem.segment != ZYDIS_REGISTER_SS || index < -1 ||
+			    !rec_fits32(o->mem.disp.value + 8))
+				return -1;
+			rec_modrm_mem(e, 0xff, 4, base, index,
+				      index < 0 ? 0 : o->mem.scale,
+				      (int32_t)(o->mem.disp.value + 8));
+		} else {
+			/* the same bytes with ModRM.reg 2 (call) -> 4 (jmp) */
+			uint8_t *at = e->p + e->len;
+			if (rec_copy(e, x))
+				return -1;
+			at[x->in.raw.modrm.offset] =
+				(uint8_t)((at[x->in.raw.modrm.offset] & 0xc7) |
+					  4 << 3);
+		}
+	} else {
+		return -1;
+	}
+	rec_map(e, from, x->addr, VT_MAP_CALL_JMP);
+	return 1;
+}
+
+/* Emits x relocated; 1 if control never falls through past it. */
+static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
+{
+	uint64_t from = rec_here(e), target;
+	int cc = rec_cond_code(x);
+	if (rec_is_call(x))
+		return rec_call(e, x);
+	int rel_imm = (x->in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+		      x->op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+	if (!rel_imm) {
+		if (rec_copy(e, x))
+			return -1;
+		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+		return x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+		       x->in.meta.category == ZYDIS_CATEGORY_RET;
+	}
+	if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->in, &x->op[0], x->addr,
+						   &target)))
+		return -1;
+	if (x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
+		rec_jmp(e, target);
+		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+		return 1;
+	}
+	if (cc >= 0) {
+		rec_b1(e, 0x0f);
+		rec_b1(e, (uint8_t)(0x80 | cc));
+		rec_rel32(e, target, 0);
+		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+		return 0;
+	}
+	if (x->in.meta.category != ZYDIS_CATEGORY_COND_BR &&
+	    !rec_is_transfer(x))
+		return -1;	/* xbegin and the like */
+	/* rel8-only (jrcxz, loop*): branch over a jmp to the fall-through,
+	 * onto a jmp to the target */
+	size_t op_len = x->in.length - 1;
+	rec_b(e, (const void *)x->addr, op_len);
+	rec_b1(e, 5);
+	rec_jmp(e, span_end);
+	rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+	rec_jmp(e, target);
+	return 1;
+}
+
+/* One trampoline: for each instruction of the span its before-probes, the
+ * instruction, its after-probes; then back to the end of the span. */
+static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
+			      const rec_probe *pv)
+{
+	uint64_t entry = rec_here(e);
+	int done = 0;
+	for (uint64_t a = st->start; a < st->end;) {
+		rec_insn x;
+		if (rec_decode(a, st->bend, &x))
+			rec_die("cannot decode %" PRIx64, a - R.img.bias);
+		rec_probes(e, &x, pv + st->p0, st->np, 0);
+		done = rec_insn_emit(e, &x, st->end);
+		if (done < 0)
+			rec_die("cannot relocate %s at %" PRIx64,
+				ZydisMnemonicGetString(x.in.mnemonic),
+				a - R.img.bias);
+		rec_probes(e, &x, pv + st->p0, st->np, 1);
+		a += x.in.length;
+	}
+	if (!done)
+		rec_jmp(e, st->end);
+	rec_lits_place(e);
+	while (e->len % 16)
+		rec_b1(e, 0xcc);
+	return entry;
+}
+
+/* Pages for the trampolines, within rel32 reach of all the text: tried
+ * below the image first (what worked for PIE and non-PIE, PLATFORM-NOTES),
+ * then above it.  MAP_FIXED_NOREPLACE never clobbers a mapping. */
+static void *rec_code_try(uint64_t at, size_t size)
+{
+	void *m = mmap((void *)at, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if ((uint64_t)m == at)
+		return m;
+	munmap(m, size);	/* a kernel that took it as a mere hint */
+	return NULL;
+}
+
+static void *rec_code_map(size_t size)
+{
+	const uint64_t lo = R.img.lo, hi = R.img.hi, step = 2ul << 20;
+	const uint64_t reach = (1ul << 31) - (16ul << 20);
+	void *m;
+	for (uint64_t k = 0; k < 1024; k++) {
+		uint64_t at = ((lo - size) & ~(step - 1)) - k * step;
+		if (at > lo || hi - at > reach)
+			break;
+		if ((m = rec_code_try(at, size)))
+			return m;
+	}
+	for (uint64_t k = 0; k < 1024; k++) {
+		uint64_t at = ((hi + step - 1) & ~(step - 1)) + k * step;
+		if (at + size - lo > reach)
+			break;
+		if ((m = rec_code_try(at, size)))
+			return m;
+	}
+	return NULL;
+}
+static int rec_int3_cmp(const void *a, const void *b)
+{
+	const rec_int3 *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
+			 rec_emit *e, uint64_t *tramp)
+{
+	size_t bound = 64;
+	for (size_t i = 0; i < ns; i++)
+		bound += 2 * (sv[i].end - sv[i].start) + 96 * sv[i].np +
+			 40 * (sv[i].end - sv[i].start) + 160;
+	R.code_size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
+	R.code = rec_code_map(R.code_size);
+	if (!R.code)
+		rec_die("no room for trampolines within 2 GiB of the text");
+	*e = (rec_emit){ .p = R.code, .cap = R.code_size };
+	R.int3 = calloc(ns ? ns : 1, sizeof *R.int3);
+	if (!R.int3)
+		rec_die("out of memory");
+	for (size_t i = 0; i < ns; i++) {
+		tramp[i] = rec_site_emit(e, &sv[i], pv);
+		if (sv[i].int3) {
+			R.int3[R.nint3++] = (rec_int3){ sv[i].start, tramp[i] };
+			if (R.verbose)
+				rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
+					", 0x%" PRIx64 ")): no 5-byte span", sv[i].start - R.img.bias,
+					sv[i].bstart - R.img.bias, sv[i].bend - R.img.bias);
+		}
+	}
+	qsort(R.int3, R.nint3, sizeof *R.int3, rec_int3_cmp);
+	/* code pages are never written again (self-modifying-code clears) */
+	if (mprotect(R.code, R.code_size, PROT_READ | PROT_EXEC))
+		rec_die("cannot protect the trampolines: %s", strerror(errno));
+}
+

@@ -1,0 +1,210 @@
+/* rec_plan.c — where each probe goes: the span of whole instructions of
+ * its block that a jmp rel32 replaces (sites), or an int3 where the block
+ * has no 5-byte span. */
+#include "replay/rec.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ decoding */
+
+ZydisDecoder rec_dec;
+
+int rec_decode(uint64_t addr, uint64_t limit, rec_insn *x)
+{
+	x->addr = addr;
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&rec_dec,
+		(const void *)addr, limit - addr, &x->in, x->op)) ? 0 : -1;
+}
+
+int rec_is_call(const rec_insn *x)
+{
+	return x->in.meta.category == ZYDIS_CATEGORY_CALL;
+}
+
+/* Ends a span: nothing may follow it in the trampoline (a call's return
+ * address is a landing point in the original code). */
+int rec_is_transfer(const rec_insn *x)
+{
+	switch (x->in.meta.category) {
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_RET:
+		return 1;
+	default:
+		return x->in.mnemonic == ZYDIS_MNEMONIC_LOOP ||
+		       x->in.mnemonic == ZYDIS_MNEMONIC_LOOPE ||
+		       x->in.mnemonic == ZYDIS_MNEMONIC_LOOPNE;
+	}
+}
+
+/* ----------------------------------------------------------- planning */
+
+int rec_probe_cmp(const void *a, const void *b)
+{
+	const rec_probe *x = a, *y = b;
+	if (x->p.pc != y->p.pc)
+		return x->p.pc < y->p.pc ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int rec_cond_code(const rec_insn *x)
+{
+	return x->in.meta.category == ZYDIS_CATEGORY_COND_BR &&
+	       ((x->in.opcode & 0xf0) == 0x70 || (x->in.opcode & 0xf0) == 0x80)
+		? x->in.opcode & 0x0f : -1;
+}
+
+/* A transfer a span may hold in its middle: a jcc rel, whose fall-through
+ * continues in the trampoline.  The patch's block is then a run of basic
+ * blocks entered only at its start (skelgen's probe_region), so the
+ * fall-through is the next instruction of the span and nothing else jumps
+ * into it. */
+static int rec_hard_transfer(const rec_insn *x)
+{
+	return rec_is_transfer(x) && !(x->in.meta.category == ZYDIS_CATEGORY_COND_BR &&
+				       rec_cond_code(x) >= 0);
+}
+
+/* Instruction starts of [bs, be), decoded linearly. */
+static int rec_block_insns(uint64_t bs, uint64_t be, uint64_t *starts,
+			   uint8_t *transfer, size_t *n)
+{
+	rec_insn x;
+	*n = 0;
+	for (uint64_t a = bs; a < be;) {
+		/* lengths and kinds only: no operands */
+		x.addr = a;
+		if (*n == REC_MAX_BLOCK_INSNS ||
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+				(const void *)a, be - a, &x.in)))
+			return -1;
+		starts[*n] = a;
+		transfer[(*n)++] = (uint8_t)rec_hard_transfer(&x);
+		a += x.in.length;
+	}
+	return 0;
+}
+
+static uint64_t rec_starts[REC_MAX_BLOCK_INSNS + 1];
+static uint8_t rec_transfer[REC_MAX_BLOCK_INSNS];
+
+/* Chooses the span for a new pc: whole instructions around pc, within its
+ * block and after `floor` (the previous site's end), >= 5 bytes, not
+ * passing a transfer.  0 = span found, 1 = too short, -1 = bad block. */
+static int rec_span(const patch_probe *pr, uint64_t floor, uint64_t *s,
+		    uint64_t *e, int *last_transfer, int *reach_floor,
+		    uint64_t *first_end)
+{
+	/* Under valgrind, decoding is most of the start-up.  Mostly the
+	 * instructions from pc on make 5 bytes: nothing before pc is needed
+	 * (the loops below would stop at k = i). */
+	rec_insn x;
+	for (uint64_t a = pr->pc; a < pr->block_end && a >= pr->block_start;) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+				(const void *)a, pr->block_end - a, &x.in)))
+			break;
+		a += x.in.length;
+		if (a == pr->pc + x.in.length)
+			*first_end = a;
+		int t = rec_hard_transfer(&x);
+		if (a - pr->pc >= 5) {
+			*s = pr->pc;
+			*e = a;
+			*last_transfer = t;
+			*reach_floor = floor == pr->pc;
+			return 0;
+		}
+		if (t)
+			break;
+	}
+	/* else the block's instructions, from its start; probes come sorted
+	 * by pc, so a block's probes are consecutive: it is decoded once */
+	static uint64_t memo_bs, memo_be;
+	static size_t memo_n;
+	size_t n, i, j, k;
+	if (memo_be == 0 || memo_bs != pr->block_start ||
+	    memo_be != pr->block_end) {
+		memo_be = 0;
+		if (rec_block_insns(pr->block_start, pr->block_end,
+				    rec_starts, rec_transfer, &memo_n))
+			return -1;
+		memo_bs = pr->block_start;
+		memo_be = pr->block_end;
+	}
+	n = memo_n;
+	rec_starts[n] = pr->block_end;
+	for (i = 0; i < n && rec_starts[i] != pr->pc; i++)
+		;
+	if (i == n)
+		return -1;
+	*first_end = rec_starts[i + 1];
+	for (j = i; rec_starts[j + 1] - rec_starts[i] < 5 && !rec_transfer[j] &&
+		    j + 1 < n; j++)
+		;
+	for (k = i; rec_starts[j + 1] - rec_starts[k] < 5 && k > 0 &&
+		    rec_starts[k - 1] >= floor && !rec_transfer[k - 1]; k--)
+		;
+	*s = rec_starts[k];
+	*e = rec_starts[j + 1];
+	*last_transfer = rec_transfer[j];
+	*reach_floor = k == 0 || rec_starts[k - 1] < floor;
+	return *e - *s >= 5 ? 0 : 1;
+}
+
+int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
+{
+	rec_site *sv = calloc(np ? np : 1, sizeof *sv);
+	size_t ns = 0;
+	if (!sv)
+		rec_die("out of memory");
+	for (size_t i = 0; i < np; i++) {
+		const patch_probe *pr = &pv[i].p;
+		rec_site *prev = ns ? &sv[ns - 1] : NULL;
+		if (prev && pr->pc < prev->end) {
+			prev->np++;	/* inside a span already chosen */
+			continue;
+		}
+		int same_block = prev && prev->bstart == pr->block_start;
+		uint64_t floor = same_block ? prev->end : pr->block_start;
+		uint64_t s, e, fe = 0;
+		int lt, reach;
+		int rc = rec_span(pr, floor, &s, &e, &lt, &reach, &fe);
+		if (R.force_int3 && rc == 0)
+			rc = 1;
+		if (rc < 0)
+			rec_die("patch line %u: pc %" PRIx64 " is not an "
+				"instruction of its block [%" PRIx64 ", %" PRIx64
+				")", pr->line, pr->pc - R.img.bias,
+				pr->block_start - R.img.bias,
+				pr->block_end - R.img.bias);
+		if (rc == 1 && same_block && reach && !prev->int3 &&
+		    !prev->last_transfer) {
+			/* join the previous span: every instruction between
+			 * them is in the same block, none a transfer */
+			prev->end = e;
+			prev->last_transfer = lt;
+			prev->np++;
+			continue;
+		}
+		rec_site *st = &sv[ns++];
+		*st = (rec_site){ s, e, pr->block_start, pr->block_end, i, 1,
+				  rc == 1, lt, fe };
+		if (rc == 1) {
+			rec_insn x;
+			rec_decode(pr->pc, pr->block_end, &x);
+			st->start = pr->pc;
+			st->end = pr->pc + x.in.length;
+			st->last_transfer = rec_hard_transfer(&x);
+		}
+	}
+	/* a site whose span is more than its first probed instruction */
+	for (size_t k = 0; k < ns; k++)
+		if (!sv[k].int3 && (sv[k].start != pv[sv[k].p0].p.pc ||
+				    sv[k].end != sv[k].first_end))
+			R.nneighbour++;
+	*out = sv;
+	*nout = ns;
+	return 0;
+}

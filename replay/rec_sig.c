@@ -1,0 +1,349 @@
+/* rec_sig.c — signals: the guard-page SIGSEGV handler (buffer full), the
+ * SIGTRAP handler (int3 sites), the flush handler of fatal signals, and
+ * the program's view of its own dispositions and masks (sigaction, signal,
+ * sigprocmask, pthread_sigmask interposed), chained to from ours. */
+#include "replay/rec.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+typedef int (*rec_sigaction_fn)(int, const struct sigaction *,
+				struct sigaction *);
+typedef int (*rec_sigmask_fn)(int, const sigset_t *, sigset_t *);
+REC_REAL(sigaction, rec_sigaction_fn)
+REC_REAL(sigprocmask, rec_sigmask_fn)
+REC_REAL(pthread_sigmask, rec_sigmask_fn)
+
+int rec_sys_sigaction(int sig, const struct sigaction *a,
+			     struct sigaction *o)
+{
+	rec_sigaction_fn fn = rec_real_sigaction();
+	return fn(sig, a, o);
+}
+
+static struct sigaction rec_prog_act[NSIG];	/* the program's: owned and
+						   wrapped signals */
+static volatile sig_atomic_t rec_fatal_ours[NSIG];
+static volatile sig_atomic_t rec_wrapped[NSIG];	/* rec_on_program runs first */
+static const int rec_fatal_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
+	SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS,
+	SIGVTALRM, SIGPROF,
+};
+
+static int rec_owned(int sig)
+{
+	return sig == SIGSEGV || sig == SIGTRAP;
+}
+
+static int rec_is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof rec_fatal_sigs / sizeof *rec_fatal_sigs;
+	     i++)
+		if (rec_fatal_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+/* Dies of `sig` the way the program would have: default action, raised
+ * again (delivered on return from the handler, or at once with
+ * SA_NODEFER). */
+static void rec_die_by(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	rec_flush_all_dying();
+	rec_sys_sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+/* A fatal signal in this thread: flush its words and say where it died,
+ * so that a replay stops at the faulting instruction. */
+static void rec_note_crash(int sig, void *ucv)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || !t || rec_off() || getpid() != R.pid || !ucv)
+		return;
+	ucontext_t *uc = ucv;
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	vt_crash c = { .signal = (uint32_t)sig };
+	if (rip >= R.img.lo && rip < R.img.hi)
+		c.pc = rip - R.img.bias;
+	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
+	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
+}
+
+static void rec_note_signal(int sig, void *ucv);
+
+/* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
+ * for.  Its sa_mask is not applied (documented). */
+static void rec_chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction *a = &rec_prog_act[sig];
+	if (a->sa_flags & SA_SIGINFO) {
+		void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
+		if (a->sa_flags & SA_RESETHAND)
+			a->sa_handler = SIG_DFL, a->sa_flags = 0;
+		rec_note_signal(sig, uc);
+		fn(sig, si, uc);
+		return;
+	}
+	void (*h)(int) = a->sa_handler;
+	if (h == SIG_IGN && si->si_code <= 0)
+		return;	/* sent by kill(): ignored; a fault is fatal */
+	if (h == SIG_DFL || h == SIG_IGN) {
+		rec_note_crash(sig, uc);
+		rec_die_by(sig);
+		return;
+	}
+	if (a->sa_flags & SA_RESETHAND)
+		a->sa_handler = SIG_DFL;
+	rec_note_signal(sig, uc);
+	h(sig);
+}
+
+static int rec_in_code(uint64_t pc)
+{
+	return pc >= (uint64_t)R.code && pc < (uint64_t)R.code + R.code_size;
+}
+
+static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t rip = (uint64_t)g[REG_RIP];
+	if (R.active && rec_in_code(rip) &&
+	    !memcmp((void *)rip, rec_store_insn, sizeof rec_store_insn)) {
+		uint64_t *at = (uint64_t *)g[REG_RDX];
+		rec_thread *t = rec_self;
+		if (!t)		/* a thread we did not see start */
+			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN);
+		if (at == t->guard || at == NULL) {
+			if (at)
+				rec_flush_upto(t, at, 1);
+			rec_cursor = t->base;
+			g[REG_RDX] = (greg_t)t->base;
+			return;
+		}
+	}
+	rec_chain(sig, si, ucv);
+}
+
+static const rec_int3 *rec_int3_find(uint64_t pc)
+{
+	size_t lo = 0, hi = R.nint3;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (R.int3[mid].pc == pc)
+			return &R.int3[mid];
+		if (R.int3[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* int3 sites: the kernel stops after the int3; continue in the
+ * trampoline, which ends with a jmp behind the original instruction. */
+static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	const rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1)
+				     : NULL;
+	if (s) {
+		g[REG_RIP] = (greg_t)s->tramp;
+		atomic_fetch_add_explicit(&R.int3_hits, 1, memory_order_relaxed);
+		return;
+	}
+	rec_chain(sig, si, ucv);
+}
+
+
+/* A handler of the program, about to run: the words before it are
+ * written and a SIGNAL chunk marks the place, so that the replay (which
+ * does not model handlers yet) stops there and says so instead of
+ * leaving the handler's accesses out silently. */
+static void rec_note_signal(int sig, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	vt_signal e = { .signal = (uint32_t)sig };
+	if (rip >= R.img.lo && rip < R.img.hi)
+		e.pc = rip - R.img.bias;
+	rec_event(VT_SIGNAL, &e, sizeof e);
+}
+
+static void rec_on_program(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+	rec_note_signal(sig, uc);
+	struct sigaction a = rec_prog_act[sig];
+	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
+		rec_wrapped[sig] = 0;
+		memset(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
+	}
+	errno = e;
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+		a.sa_handler(sig);
+}
+
+static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	rec_fatal_ours[sig] = 0;
+	rec_note_crash(sig, uc);
+	rec_die_by(sig);
+}
+
+void rec_signals_install(void)
+{
+	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
+					   SA_NODEFER | SA_RESTART };
+	sigemptyset(&a.sa_mask);
+	a.sa_sigaction = rec_on_segv;
+	if (rec_sys_sigaction(SIGSEGV, &a, &rec_prog_act[SIGSEGV]))
+		rec_die("cannot install the SIGSEGV handler");
+	a.sa_sigaction = rec_on_trap;
+	if (rec_sys_sigaction(SIGTRAP, &a, &rec_prog_act[SIGTRAP]))
+		rec_die("cannot install the SIGTRAP handler");
+	struct sigaction f = { .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
+	sigemptyset(&f.sa_mask);
+	f.sa_sigaction = rec_on_fatal;
+	for (size_t i = 0; i < sizeof rec_fatal_sigs / sizeof *rec_fatal_sigs;
+	     i++) {
+		int sig = rec_fatal_sigs[i];
+		struct sigaction cur;
+		if (rec_sys_sigaction(sig, NULL, &cur) == 0 &&
+		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL &&
+		    rec_sys_sigaction(sig, &f, NULL) == 0)
+			rec_fatal_ours[sig] = 1;
+	}
+}
+
+/* SIGTRAP (int3 sites) and SIGSEGV (buffer guard) out of a mask the
+ * program asks for: blocked, a synchronous trap kills the process. */
+static void rec_keep_deliverable(sigset_t *s)
+{
+	sigdelset(s, SIGTRAP);
+	sigdelset(s, SIGSEGV);
+}
+
+/* The program keeps its view of its own dispositions: for SIGSEGV and
+ * SIGTRAP the recorder's handler stays and chains to the program's; for
+ * the fatal signals the recorder's flush handler stands for SIG_DFL and
+ * yields to any handler the program installs. */
+REC_EXPORT int sigaction(int sig, const struct sigaction *act,
+			 struct sigaction *old)
+{
+	if (!R.active || sig <= 0 || sig >= NSIG)
+		return rec_sys_sigaction(sig, act, old);
+	if (rec_owned(sig)) {
+		struct sigaction prev = rec_prog_act[sig];
+		if (act)
+			rec_prog_act[sig] = *act;
+		if (old)
+			*old = prev;
+		return 0;
+	}
+	/* a handler that runs with SIGTRAP or SIGSEGV blocked would turn an
+	 * int3 site or a buffer guard hit into a kill */
+	struct sigaction mine, prev;
+	int wrapped = rec_wrapped[sig];
+	if (wrapped)
+		prev = rec_prog_act[sig];
+	if (act) {
+		mine = *act;
+		rec_keep_deliverable(&mine.sa_mask);
+		act = &mine;
+	}
+	/* the program's handlers run behind rec_on_program, with the
+	 * program's flags and mask; it reads back what it set */
+	if (act && ((act->sa_flags & SA_SIGINFO) ||
+		    (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN))) {
+		struct sigaction w = mine, cur;
+		w.sa_flags |= SA_SIGINFO;
+		w.sa_sigaction = rec_on_program;
+		rec_prog_act[sig] = *act;
+		if (rec_sys_sigaction(sig, &w, &cur))
+			return -1;
+		if (old)
+			*old = wrapped ? prev : rec_fatal_ours[sig] ?
+				(struct sigaction){ .sa_handler = SIG_DFL } : cur;
+		rec_wrapped[sig] = 1;
+		rec_fatal_ours[sig] = 0;
+		return 0;
+	}
+	if (act)
+		rec_wrapped[sig] = 0;
+	if (!rec_is_fatal(sig)) {
+		if (rec_sys_sigaction(sig, act, old))
+			return -1;
+		if (old && wrapped)
+			*old = prev;
+		return 0;
+	}
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, cur;
+	int ours = rec_fatal_ours[sig];
+	if (wrapped)
+		dfl = prev, ours = 1;
+	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+		struct sigaction f = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
+						   SA_RESTART };
+		sigemptyset(&f.sa_mask);
+		f.sa_sigaction = rec_on_fatal;
+		if (rec_sys_sigaction(sig, &f, &cur))
+			return -1;
+		if (old)
+			*old = ours ? dfl : cur;
+		rec_fatal_ours[sig] = 1;
+		return 0;
+	}
+	if (rec_sys_sigaction(sig, act, &cur))
+		return -1;
+	if (old)
+		*old = ours ? dfl : cur;
+	if (act)
+		rec_fatal_ours[sig] = 0;
+	return 0;
+}
+
+/* The program may block every signal (sigfillset): SIGTRAP and SIGSEGV
+ * stay deliverable, since a synchronous trap that is blocked kills the
+ * process.  The old mask the program reads back is the kernel's. */
+static int rec_mask(rec_sigmask_fn fn, int how, const sigset_t *set, sigset_t *old)
+{
+	if (!R.active || !set || how == SIG_UNBLOCK)
+		return fn(how, set, old);
+	sigset_t mine = *set;
+	rec_keep_deliverable(&mine);
+	return fn(how, &mine, old);
+}
+
+REC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return rec_mask(rec_real_sigprocmask(), how, set, old);
+}
+
+REC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return rec_mask(rec_real_pthread_sigmask(), how, set, old);
+}
+
+/* glibc's signal() has BSD semantics and calls sigaction internally,
+ * where the interposition above does not see it. */
+REC_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+{
+	struct sigaction a = { .sa_handler = h, .sa_flags = SA_RESTART }, o;
+	sigemptyset(&a.sa_mask);
+	if (sig > 0 && sig < NSIG)
+		sigaddset(&a.sa_mask, sig);
+	if (sigaction(sig, &a, &o))
+		return SIG_ERR;
+	return o.sa_handler;
+}
+
