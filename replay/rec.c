@@ -5,15 +5,22 @@
  *
  * Order of business (rec_init, a constructor, so it runs before the
  * executable's own initialisers and _start):
- *   1. both variables set, the patch readable, and the running executable
- *      the one the patch names (build-id from the loaded program headers, or
- *      FNV-1a of /proc/self/exe) — otherwise do nothing at all: the library
- *      is inherited by every process the program starts, valgrind's launcher
- *      included (PLATFORM-NOTES.md, "Runtime patching");
- *   2. plan: each probed pc gets a span of whole instructions of its block,
- *      >= 5 bytes, for a jmp rel32; int3 where no such span exists;
- *   3. emit trampolines into pages mapped within +-2 GiB of the text;
- *   4. open the value trace, install signal handlers, then rewrite the text.
+ *   1. both variables set, the patch set readable, and the running
+ *      executable the one its section 0 names (build-id from the loaded
+ *      program headers, or FNV-1a of /proc/self/exe) — otherwise do
+ *      nothing at all: the library is inherited by every process the
+ *      program starts, valgrind's launcher included (PLATFORM-NOTES.md,
+ *      "Runtime patching"); sections 1.. are found among the loaded shared
+ *      objects by identity, a missing one is no error;
+ *   2. plan, per covered object: each probed pc gets a span of whole
+ *      instructions of its block, >= 5 bytes, for a jmp rel32; int3 where
+ *      no such span exists;
+ *   3. emit trampolines into pages mapped within +-2 GiB of that object;
+ *   4. open the value trace (header, maps, OBJECTS), install signal
+ *      handlers, then rewrite the texts with raw system calls only (one of
+ *      them may be libc's), and call rec_started, the marker.
+ * Objects mapped later by dlopen are patched when it returns
+ * (rec_late_objects).
  * Any failure after step 1 is reported ("skel-rec: ...") and ends the
  * program with status 125: a half-recorded run is worse than none.
  *
@@ -30,6 +37,7 @@
  * restored by pop; every other register and the flags are never written. */
 #include "replay/rec.h"
 
+#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +50,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 rec_state R = { .fd = -1 };
@@ -73,11 +82,42 @@ __attribute__((noreturn)) void rec_die(const char *fmt, ...)
 	rec_say("%s; not running the program half-recorded", buf);
 	_exit(125);
 }
-/* ---------------------------------------------------------- the image */
+/* ---------------------------------------------------------- objects */
 
-static int rec_image_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* One object as dl_iterate_phdr lists it. */
+typedef struct rec_seen {
+	rec_image img;
+	uint32_t section;	/* the section covering it, or VT_NO_OBJECT */
+	uint32_t flags;		/* VT_OBJ_* */
+	int hashed;		/* 1: hash computed, -1: could not be */
+	uint64_t hash;
+} rec_seen;
+
+typedef struct rec_scan {
+	rec_seen *v;
+	size_t n, cap;
+} rec_scan;
+
+/* The objects at the last scan (start-up, then each dlopen): a later
+ * scan's new objects are those not in it. */
+static rec_scan rec_last;
+static int rec_section_found[PATCH_MAX_OBJECTS];
+
+/* skel check drops valgrind's accesses before the first instruction of
+ * this function: it runs once, right after every covered object is
+ * patched.  Its one volatile load makes sure it has an instruction of its
+ * own. */
+static volatile int rec_started_word;
+__attribute__((noinline, noclone)) static void rec_started(void)
 {
-	rec_image *img = data;
+	(void)rec_started_word;
+}
+
+static void rec_image_fill(const struct dl_phdr_info *info, rec_image *img)
+{
+	*img = (rec_image){ .bias = info->dlpi_addr, .lo = UINT64_MAX,
+			    .path = info->dlpi_name ? info->dlpi_name : "",
+			    .phdr = info->dlpi_phdr };
 	img->bias = info->dlpi_addr;
 	img->lo = UINT64_MAX;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -115,12 +155,39 @@ static int rec_image_cb(struct dl_phdr_info *info, size_t size, void *data)
 			}
 		}
 	}
-	return 1;	/* the first entry is the executable */
 }
 
-static int rec_exe_hash(uint64_t *h)
+static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	rec_scan *s = data;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		rec_seen *v = realloc(s->v, cap * sizeof *v);
+		if (!v)
+			return 1;
+		s->v = v;
+		s->cap = cap;
+	}
+	rec_seen *o = &s->v[s->n++];
+	*o = (rec_seen){ .section = VT_NO_OBJECT };
+	rec_image_fill(info, &o->img);
+	if ((uint64_t)rec_started >= o->img.lo && (uint64_t)rec_started < o->img.hi)
+		o->flags |= VT_OBJ_RECORDER;
+	return 0;
+}
+
+/* The first entry is the executable. */
+static void rec_scan_objects(rec_scan *s)
+{
+	*s = (rec_scan){ 0 };
+	dl_iterate_phdr(rec_scan_cb, s);
+	if (s->n)
+		s->v[0].flags |= VT_OBJ_MAIN;
+}
+
+static int rec_file_hash(const char *path, uint64_t *h)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	static uint8_t buf[1 << 16];
@@ -133,79 +200,227 @@ static int rec_exe_hash(uint64_t *h)
 	return n < 0 ? -1 : 0;
 }
 
-/* The identity the patch names, if it is this executable's. */
-static int rec_identity(const patch *p, uint8_t id[SKEL_ID_MAX],
-			uint32_t *len)
+/* Whether object o has the identity section p names.  A content hash is
+ * computed only when a section asks for one, once per object. */
+static int rec_matches(rec_seen *o, const patch *p)
 {
-	if (p->id_kind == SKEL_ID_BUILDID) {
-		if (!R.img.build_id || R.img.build_id_len != p->id_len ||
-		    memcmp(R.img.build_id, p->id, p->id_len))
-			return -1;
-		memcpy(id, p->id, p->id_len);
-		*len = p->id_len;
-		return 0;
+	if (p->id_kind == SKEL_ID_BUILDID)
+		return o->img.build_id && o->img.build_id_len == p->id_len &&
+		       !memcmp(o->img.build_id, p->id, p->id_len);
+	if (!o->hashed) {
+		const char *path = o->flags & VT_OBJ_MAIN ? "/proc/self/exe"
+							  : o->img.path;
+		o->hashed = *path && !rec_file_hash(path, &o->hash) ? 1 : -1;
 	}
-	uint64_t h;
-	if (rec_exe_hash(&h))
-		return -1;
-	skel_id_from_hash(h, id, len);
-	return *len == p->id_len && !memcmp(id, p->id, *len) ? 0 : -1;
+	if (o->hashed < 0)
+		return 0;
+	uint8_t id[SKEL_ID_MAX];
+	uint32_t len;
+	skel_id_from_hash(o->hash, id, &len);
+	return len == p->id_len && !memcmp(id, p->id, len);
 }
 
-static int rec_in_text(uint64_t lo, uint64_t hi)
+/* Sections 1.. among the objects of s not covered yet (the recorder never
+ * covers itself); each found one gets the next slot of R.obj from `slot`,
+ * counted in R.nobj only once its trampolines exist.  Returns the slots
+ * used. */
+static uint32_t rec_sections_match(rec_scan *s, const int *isnew, uint32_t slot)
 {
-	for (int i = 0; i < R.img.nx; i++)
-		if (lo >= R.img.xlo[i] && hi <= R.img.xhi[i])
+	uint32_t at = slot;
+	for (size_t i = 0; i < s->n; i++) {
+		rec_seen *o = &s->v[i];
+		if ((isnew && !isnew[i]) || (o->flags & (VT_OBJ_RECORDER | VT_OBJ_MAIN)))
+			continue;
+		for (uint32_t k = 1; k < R.set.n; k++) {
+			if (rec_section_found[k] || !rec_matches(o, &R.set.obj[k]))
+				continue;
+			rec_section_found[k] = 1;
+			o->section = k;
+			o->flags |= VT_OBJ_COVERED;
+			R.obj[at++] = (rec_object){ .img = o->img,
+						    .patch = &R.set.obj[k],
+						    .index = k };
+			break;
+		}
+	}
+	return at - slot;
+}
+
+const rec_object *rec_object_at(uint64_t pc)
+{
+	uint32_t n = atomic_load_explicit(&R.nobj, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (pc >= R.obj[i].img.lo && pc < R.obj[i].img.hi)
+			return &R.obj[i];
+	return NULL;
+}
+
+static int rec_in_text(const rec_image *img, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; i < img->nx; i++)
+		if (lo >= img->xlo[i] && hi <= img->xhi[i])
 			return 1;
 	return 0;
 }
-/* ------------------------------------------------------------- set-up */
 
-static void rec_text_write(const rec_site *sv, size_t ns, const uint64_t *tramp)
+/* ------------------------------------------------------------ patching */
+
+/* libc's signal return trampoline (__restore_rt), which the kernel
+ * enters at the end of every handler: the recorder never rewrites it.  Its
+ * unwind entry starts one byte early (the convention that lets unwinders
+ * step back into a signal frame), which an analysis taking unwind entries
+ * for routine starts may read as code.  libc's sigaction sets it as the
+ * kernel's sa_restorer: setting SIGSEGV's action to itself and reading
+ * the kernel's back gives it. */
+static uint64_t rec_restorer(void)
 {
-	for (int i = 0; i < R.img.nx; i++) {
-		uint64_t lo = R.img.xlo[i] & ~(REC_PAGE - 1);
-		if (mprotect((void *)lo, R.img.xhi[i] - lo,
-			     PROT_READ | PROT_WRITE))
-			rec_die("cannot make the text writable: %s",
-				strerror(errno));
-	}
-	for (size_t i = 0; i < ns; i++) {
-		uint8_t *p = (uint8_t *)sv[i].start;
-		if (sv[i].int3) {
-			p[0] = 0xcc;
-			continue;
-		}
-		int32_t d = (int32_t)(tramp[i] - (sv[i].start + 5));
-		p[0] = 0xe9;
-		memcpy(p + 1, &d, 4);
-		memset(p + 5, 0xcc, sv[i].end - sv[i].start - 5);
-	}
-	for (int i = 0; i < R.img.nx; i++) {
-		uint64_t lo = R.img.xlo[i] & ~(REC_PAGE - 1);
-		if (mprotect((void *)lo, R.img.xhi[i] - lo, R.img.xprot[i]))
-			rec_die("cannot restore the text protection: %s",
-				strerror(errno));
-	}
+	struct sigaction cur;
+	struct { void *h; unsigned long flags; void *restorer; uint64_t mask; } k;
+	if (rec_sys_sigaction(SIGSEGV, NULL, &cur) ||
+	    rec_sys_sigaction(SIGSEGV, &cur, NULL) ||
+	    rec_syscall6(SYS_rt_sigaction, SIGSEGV, 0, (long)&k, 8, 0, 0))
+		return 0;
+	return (uint64_t)k.restorer;
 }
-static rec_probe *rec_probes_load(void)
+
+/* A probe on an RTM instruction (xbegin, xabort, xend: libc's lock
+ * elision) on a CPU without RTM: the instruction raises #UD here, and
+ * libc never runs it on such a CPU; the recorder could not observe xbegin's
+ * outcome anyway (an abort takes the branch long after the instruction).
+ * Left out, said with SKEL_VERBOSE.  (The analysis asks for `taken` at
+ * xbegin and `target` at xabort.) */
+static int rec_unreachable(const patch_probe *p)
 {
-	size_t n = R.patch.nprobes;
+	ZydisDecodedInstruction in;
+	if (R.restorer >= p->block_start && R.restorer < p->block_end) {
+		R.nunreachable++;
+		if (R.verbose)
+			rec_say("patch line %u: probe in the block of the signal "
+				"return trampoline left out", p->line);
+		return 1;
+	}
+	if (R.have_rtm ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+			(const void *)p->pc, p->block_end - p->pc, &in)) ||
+	    (in.mnemonic != ZYDIS_MNEMONIC_XBEGIN &&
+	     in.mnemonic != ZYDIS_MNEMONIC_XABORT &&
+	     in.mnemonic != ZYDIS_MNEMONIC_XEND))
+		return 0;
+	R.nunreachable++;
+	if (R.verbose)
+		rec_say("patch line %u: probe on %s left out: this CPU has no RTM",
+			p->line, ZydisMnemonicGetString(in.mnemonic));
+	return 1;
+}
+
+/* Direct jump and call targets of a library's text, by linear sweep.  A
+ * library's routines jump into each other's middles (libc's mempcpy into
+ * memmove), which the analysis's blocks, made per routine, may not show;
+ * a span across such a target would be entered in its middle.  Blocks are
+ * cut at every target here (rec_block_clip). */
+typedef struct rec_targets {
+	uint64_t *v;
+	size_t n, cap;
+} rec_targets;
+
+static int rec_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void rec_targets_scan(const rec_image *img, rec_targets *t)
+{
+	*t = (rec_targets){ 0 };
+	for (int i = 0; i < img->nx; i++)
+		for (uint64_t a = img->xlo[i]; a < img->xhi[i];) {
+			ZydisDecodedInstruction in;
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec,
+					NULL, (const void *)a, img->xhi[i] - a, &in))) {
+				a++;
+				continue;
+			}
+			uint64_t next = a + in.length;
+			if ((in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+			    (in.meta.category == ZYDIS_CATEGORY_COND_BR ||
+			     in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+			     in.meta.category == ZYDIS_CATEGORY_CALL) &&
+			    in.raw.imm[0].is_relative) {
+				if (t->n == t->cap) {
+					t->cap = t->cap ? 2 * t->cap : 4096;
+					t->v = realloc(t->v, t->cap * sizeof *t->v);
+					if (!t->v)
+						rec_die("out of memory");
+				}
+				t->v[t->n++] = next + (uint64_t)in.raw.imm[0].value.s;
+			}
+			a = next;
+		}
+	qsort(t->v, t->n, sizeof *t->v, rec_u64_cmp);
+}
+
+/* p's block cut at the targets around p->pc. */
+static void rec_block_clip(const rec_targets *t, patch_probe *p)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {	/* first target > pc */
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid] <= p->pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t e = lo < t->n && t->v[lo] < p->block_end ? t->v[lo] : 0;
+	uint64_t b = lo > 0 && t->v[lo - 1] > p->block_start ? t->v[lo - 1] : 0;
+	if (!e && !b)
+		return;
+	/* a target that is no instruction start of the block comes from
+	 * bytes the sweep misread: ignored */
+	int eok = 0, bok = 0;
+	for (uint64_t a = p->block_start; a < p->block_end;) {
+		ZydisDecodedInstruction in;
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec, NULL,
+				(const void *)a, p->block_end - a, &in)))
+			return;
+		eok |= a == e;
+		bok |= a == b;
+		a += in.length;
+	}
+	if (eok)
+		p->block_end = e;
+	if (bok)
+		p->block_start = b;
+}
+
+static rec_probe *rec_probes_load(const rec_object *o, size_t *np)
+{
+	const patch *pt = o->patch;
+	size_t n = pt->nprobes, kept = 0;
 	rec_probe *pv = calloc(n ? n : 1, sizeof *pv);
+	rec_targets tg = { 0 };
 	if (!pv)
 		rec_die("out of memory");
+	if (o->index)
+		rec_targets_scan(&o->img, &tg);
 	for (size_t i = 0; i < n; i++) {
-		patch_probe p = R.patch.probes[i];
-		p.pc += R.img.bias;
-		p.block_start += R.img.bias;
-		p.block_end += R.img.bias;
-		if (!rec_in_text(p.block_start, p.block_end))
+		patch_probe p = pt->probes[i];
+		p.pc += o->img.bias;
+		p.block_start += o->img.bias;
+		p.block_end += o->img.bias;
+		if (!rec_in_text(&o->img, p.block_start, p.block_end))
 			rec_die("patch line %u: block [%" PRIx64 ", %" PRIx64
-				") is not in the executable's text", p.line,
-				R.patch.probes[i].block_start,
-				R.patch.probes[i].block_end);
-		pv[i] = (rec_probe){ p, (uint32_t)i };
+				") is not in the text of %s", p.line,
+				pt->probes[i].block_start, pt->probes[i].block_end,
+				o->index ? o->img.path : "the executable");
+		if (rec_unreachable(&p))
+			continue;
+		if (o->index)
+			rec_block_clip(&tg, &p);
+		pv[kept++] = (rec_probe){ p, (uint32_t)i };
 	}
+	free(tg.v);
+	n = kept;
+	*np = n;
 	size_t sorted = 1;	/* skel gen writes them in order mostly */
 	while (sorted < n && rec_probe_cmp(&pv[sorted - 1], &pv[sorted]) <= 0)
 		sorted++;
@@ -213,19 +428,261 @@ static rec_probe *rec_probes_load(void)
 		qsort(pv, n, sizeof *pv, rec_probe_cmp);
 	return pv;
 }
-static void rec_header_write(const uint8_t *id, uint32_t id_len)
+
+/* What the text write needs of a site, in memory that is given back with
+ * a raw munmap: by then libc may be patched, and free() would record. */
+typedef struct rec_write {
+	uint64_t start, end, tramp;
+	int int3;
+} rec_write;
+
+typedef struct rec_pending {
+	vt_map_entry *map;
+	size_t nmap;
+	rec_write *w;
+	size_t nw;
+} rec_pending;
+
+/* The int3 sites found so far, not published yet. */
+typedef struct rec_int3_list {
+	rec_int3 *v;
+	size_t n;
+} rec_int3_list;
+
+/* Plans and emits object o's trampolines; nothing is written into its
+ * text yet. */
+static void rec_object_prepare(rec_object *o, rec_pending *pd,
+			       rec_int3_list *i3)
 {
-	vt_header h = { .version = VT_VERSION, .id_len = id_len,
-			.id_kind = R.patch.id_kind,
-			.patch_hash = patch_hash(&R.patch),
-			.image_base = R.img.bias };
+	R.cur = o;
+	size_t np;
+	rec_probe *pv = rec_probes_load(o, &np);
+	rec_site *sv;
+	size_t ns;
+	rec_plan(pv, np, &sv, &ns);
+	uint64_t *tramp = calloc(ns ? ns : 1, sizeof *tramp);
+	rec_int3 *v = realloc(i3->v, (i3->n + ns + 1) * sizeof *v);
+	if (!tramp || !v)
+		rec_die("out of memory");
+	i3->v = v;
+	rec_emit e;
+	rec_emit_all(pv, sv, ns, &e, tramp, i3->v, &i3->n);
+	pd->w = rec_mmap_raw((ns ? ns : 1) * sizeof *pd->w);
+	if (!pd->w)
+		rec_die("out of memory");
+	for (size_t i = 0; i < ns; i++)
+		pd->w[i] = (rec_write){ sv[i].start, sv[i].end, tramp[i],
+					sv[i].int3 };
+	pd->nw = ns;
+	pd->map = e.map;
+	pd->nmap = e.nmap;
+	R.nsites += ns;
+	R.nprobes += np;
+	free(tramp), free(sv), free(pv);
+	R.cur = NULL;
+}
+
+static int rec_int3_cmp(const void *a, const void *b)
+{
+	const rec_int3 *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* The SIGTRAP handler's table, old sites and new, replaced in one store.
+ * An old table is not freed: a handler may still be reading it. */
+static void rec_int3_publish(rec_int3_list *i3)
+{
+	if (!i3->n)
+		return;
+	rec_int3_table *old = atomic_load(&R.int3);
+	size_t n = (old ? old->n : 0) + i3->n;
+	rec_int3_table *t = malloc(sizeof *t + n * sizeof *t->v);
+	if (!t)
+		rec_die("out of memory");
+	t->n = n;
+	if (old)
+		memcpy(t->v, old->v, old->n * sizeof *t->v);
+	memcpy(t->v + n - i3->n, i3->v, i3->n * sizeof *t->v);
+	qsort(t->v, n, sizeof *t->v, rec_int3_cmp);
+	R.nint3 = n;
+	atomic_store_explicit(&R.int3, t, memory_order_release);
+}
+
+/* A failure while some text is writable: no libc (it may be the text
+ * being written), a fixed message and the exit status of rec_die. */
+__attribute__((noreturn)) static void rec_text_fail(void)
+{
+	static const char msg[] = "skel-rec: cannot change the protection of "
+		"a text segment; not running the program half-recorded\n";
+	rec_syscall3(SYS_write, 2, (long)msg, sizeof msg - 1);
+	for (;;)
+		rec_syscall3(SYS_exit_group, 125, 0, 0);
+}
+
+static void rec_text_protect(const rec_image *img, int writable)
+{
+	for (int i = 0; i < img->nx; i++) {
+		uint64_t lo = img->xlo[i] & ~(REC_PAGE - 1);
+		long prot = writable ? PROT_READ | PROT_WRITE : img->xprot[i];
+		if (rec_syscall3(SYS_mprotect, (long)lo, (long)(img->xhi[i] - lo),
+				 prot))
+			rec_text_fail();
+	}
+}
+
+/* Rewrites object o's text: raw mprotect and our own stores, since the
+ * text may be libc's own (patched or not, not to be run while writable),
+ * with every signal blocked (a handler could run code of that text). */
+static void rec_text_write(const rec_object *o, rec_pending *pd)
+{
+	sigset_t old;
+	rec_block_all(&old);
+	rec_text_protect(&o->img, 1);
+	for (size_t i = 0; i < pd->nw; i++) {
+		const rec_write *w = &pd->w[i];
+		uint8_t *p = (uint8_t *)w->start;
+		if (w->int3) {
+			p[0] = 0xcc;
+			continue;
+		}
+		uint32_t d = (uint32_t)(w->tramp - (w->start + 5));
+		p[0] = 0xe9;
+		for (int b = 0; b < 4; b++)
+			p[1 + b] = (uint8_t)(d >> 8 * b);
+		for (uint64_t a = w->start + 5; a < w->end; a++)
+			*(volatile uint8_t *)a = 0xcc;
+	}
+	rec_text_protect(&o->img, 0);
+	rec_restore_mask(&old);
+	rec_munmap_raw(pd->w, (pd->nw ? pd->nw : 1) * sizeof *pd->w);
+	pd->w = NULL;
+}
+
+/* The OBJECTS payload: marker, then a vt_object for each object of s
+ * (only the new ones when isnew). */
+static void rec_objects_write(const rec_scan *s, const int *isnew,
+			      uint64_t marker, uint32_t flags)
+{
+	vt_object *v = calloc(s->n + 1, sizeof *v);
+	size_t n = 0;
+	if (!v)
+		rec_die("out of memory");
+	for (size_t i = 0; i < s->n; i++) {
+		const rec_seen *o = &s->v[i];
+		if (isnew && !isnew[i])
+			continue;
+		vt_object *x = &v[n++];
+		x->bias = o->img.bias;
+		x->lo = o->img.lo;
+		x->hi = o->img.hi;
+		x->index = o->section;
+		x->flags = o->flags | flags;
+		if (o->section != VT_NO_OBJECT) {
+			const patch *p = &R.set.obj[o->section];
+			x->patch_hash = patch_hash(p);
+			memcpy(x->id, p->id, p->id_len);
+			x->id_len = p->id_len;
+			x->id_kind = p->id_kind;
+		} else if (o->img.build_id && o->img.build_id_len <= SKEL_ID_MAX) {
+			memcpy(x->id, o->img.build_id, o->img.build_id_len);
+			x->id_len = o->img.build_id_len;
+			x->id_kind = SKEL_ID_BUILDID;
+		}
+		if (o->flags & VT_OBJ_MAIN) {
+			ssize_t k = readlink("/proc/self/exe", x->path,
+					     sizeof x->path - 1);
+			x->path[k > 0 ? k : 0] = 0;
+		} else {
+			strncpy(x->path, o->img.path, sizeof x->path - 1);
+		}
+	}
+	size_t bytes = 8 + n * sizeof *v;
+	uint8_t *payload = malloc(bytes);
+	if (!payload)
+		rec_die("out of memory");
+	memcpy(payload, &marker, 8);
+	memcpy(payload + 8, v, n * sizeof *v);
+	rec_chunk(VT_OBJECTS, 0, payload, bytes);
+	free(payload);
+	free(v);
+}
+
+static void rec_maps_write(rec_pending *pd, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,
+			  pd[i].nmap * sizeof *pd[i].map);
+		free(pd[i].map);
+		pd[i].map = NULL;
+	}
+}
+
+static int rec_same_object(const rec_seen *a, const rec_seen *b)
+{
+	return a->img.bias == b->img.bias && a->img.phdr == b->img.phdr &&
+	       a->img.lo == b->img.lo && a->img.hi == b->img.hi;
+}
+
+void rec_late_objects(void)
+{
+	if (!R.active || rec_off() || rec_getpid() != R.pid)
+		return;
+	rec_lock(&R.patching);
+	rec_scan now;
+	rec_scan_objects(&now);
+	int *isnew = calloc(now.n + 1, sizeof *isnew);
+	size_t nnew = 0;
+	if (!isnew)
+		rec_die("out of memory");
+	for (size_t i = 0; i < now.n; i++) {
+		size_t j = 0;
+		while (j < rec_last.n && !rec_same_object(&now.v[i], &rec_last.v[j]))
+			j++;
+		if (j < rec_last.n) {	/* keep what is known of it */
+			now.v[i].section = rec_last.v[j].section;
+			now.v[i].flags = rec_last.v[j].flags;
+		} else {
+			isnew[i] = 1;
+			nnew++;
+		}
+	}
+	if (nnew) {
+		uint32_t first = atomic_load(&R.nobj);
+		uint32_t n = rec_sections_match(&now, isnew, first);
+		rec_pending pd[PATCH_MAX_OBJECTS];
+		rec_int3_list i3 = { 0 };
+		for (uint32_t k = 0; k < n; k++)
+			rec_object_prepare(&R.obj[first + k], &pd[k], &i3);
+		rec_maps_write(pd, n);
+		rec_objects_write(&now, isnew, 0, VT_OBJ_LATE);
+		rec_int3_publish(&i3);
+		free(i3.v);
+		atomic_store_explicit(&R.nobj, first + n, memory_order_release);
+		for (uint32_t k = 0; k < n; k++)
+			rec_text_write(&R.obj[first + k], &pd[k]);
+		if (R.verbose && n)
+			rec_stats("dlopen");
+	}
+	free(isnew);
+	free(rec_last.v);
+	rec_last = now;
+	rec_unlock(&R.patching);
+}
+
+/* ------------------------------------------------------------- set-up */
+
+static void rec_header_write(const patch *p)
+{
+	vt_header h = { .version = VT_VERSION, .id_len = p->id_len,
+			.id_kind = p->id_kind,
+			.patch_hash = patch_hash(p),
+			.image_base = REC_EXE->img.bias };
 	memcpy(h.magic, VT_MAGIC, 8);
-	memcpy(h.id, id, id_len);
+	memcpy(h.id, p->id, p->id_len);
 	vt_header_seal(&h);
 	if (write(R.fd, &h, sizeof h) != (ssize_t)sizeof h)
 		rec_die("cannot write the value trace: %s", strerror(errno));
 }
-
 /* The value file, locked: a second process that inherits the environment
  * (fork+exec of the same program) finds it taken and records nothing. */
 static int rec_file_open(const char *path)
@@ -265,43 +722,48 @@ __attribute__((constructor)) static void rec_init(void)
 	const char *verb = getenv("SKEL_VERBOSE");
 	R.verbose = verb && !strcmp(verb, "1");
 	/* testing: every site an int3 (tests/transparency.sh) */
-	const char *i3 = getenv("SKEL_INT3");
-	R.force_int3 = i3 && !strcmp(i3, "1");
+	const char *i3e = getenv("SKEL_INT3");
+	R.force_int3 = i3e && !strcmp(i3e, "1");
 	if (!ppath || !vpath || !*ppath || !*vpath)
 		return;
-	dl_iterate_phdr(rec_image_cb, &R.img);
+	rec_scan_objects(&rec_last);
 	char err[FMT_ERR_LEN];
-	if (patch_load(&R.patch, ppath, err)) {
+	if (!rec_last.n)
+		return;
+	if (patch_set_load(&R.set, ppath, err)) {
 		rec_say("%s: %s", ppath, err);
 		return;
 	}
-	uint8_t id[SKEL_ID_MAX];
-	uint32_t id_len;
-	if (rec_identity(&R.patch, id, &id_len)) {
+	rec_seen *exe = &rec_last.v[0];
+	if (!rec_matches(exe, &R.set.obj[0])) {
 		if (R.verbose)
 			rec_say("not the patched executable; not recording");
-		patch_free(&R.patch);
+		patch_set_free(&R.set);
 		return;
 	}
+	exe->section = 0;
+	exe->flags |= VT_OBJ_COVERED;
+	rec_section_found[0] = 1;
+	R.obj[0] = (rec_object){ .img = exe->img, .patch = &R.set.obj[0] };
+	uint32_t n = 1 + rec_sections_match(&rec_last, NULL, 1);
 	ZydisDecoderInit(&rec_dec, ZYDIS_MACHINE_MODE_LONG_64,
 			 ZYDIS_STACK_WIDTH_64);
 	R.have_gsbase = (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
+	unsigned a, b, c, d;	/* RTM: cpuid leaf 7, ebx bit 11 */
+	R.have_rtm = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 11 & 1);
 	rec_tls_offset();
-	rec_probe *pv = rec_probes_load();
-	rec_site *sv;
-	size_t ns;
-	rec_plan(pv, R.patch.nprobes, &sv, &ns);
-	R.nsites = ns;
-	uint64_t *tramp = calloc(ns ? ns : 1, sizeof *tramp);
-	rec_emit e;
-	if (!tramp)
-		rec_die("out of memory");
-	rec_emit_all(pv, sv, ns, &e, tramp);
+	R.restorer = rec_restorer();
+	if (rec_syscall3(SYS_mprotect, (long)REC_PRESTART_GUARD, REC_PAGE,
+			 PROT_NONE))
+		rec_die("cannot protect the start-up page");
+	static rec_pending pd[PATCH_MAX_OBJECTS];
+	rec_int3_list i3 = { 0 };
+	for (uint32_t k = 0; k < n; k++)
+		rec_object_prepare(&R.obj[k], &pd[k], &i3);
 
 	R.fd = rec_file_open(vpath);
 	if (R.fd < 0) {
 		/* the trampolines stay mapped but unused: nothing patched */
-		free(tramp), free(sv), free(pv), free(e.map);
 		R.fd = -1;
 		return;
 	}
@@ -309,15 +771,23 @@ __attribute__((constructor)) static void rec_init(void)
 	if (rec_buffer_map(&R.sink) || pthread_key_create(&R.key,
 							  rec_on_thread_exit))
 		rec_die("out of memory");
-	rec_header_write(id, id_len);
-	rec_chunk(VT_TRAMPOLINE_MAP, 0, e.map, e.nmap * sizeof *e.map);
-	rec_thread_open(0, VT_NO_PARENT, 0);
+	rec_header_write(&R.set.obj[0]);
+	rec_maps_write(pd, n);
+	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
+	pthread_setspecific(R.key, rec_thread_open(0, VT_NO_PARENT, 0));
 	pthread_atfork(NULL, NULL, rec_atfork_child);
+	rec_int3_publish(&i3);
+	free(i3.v);
+	atomic_store_explicit(&R.nobj, n, memory_order_release);
 	R.active = 1;
 	rec_signals_install();
-	rec_text_write(sv, ns, tramp);
 	if (R.pipe)
 		rec_flusher_start();
 	rec_stats("start");
-	free(tramp), free(sv), free(pv), free(e.map);
+	/* from here on no libc: the texts written may be libc's, and what
+	 * libc runs after that records words, which must be the program's
+	 * own (skel check starts at rec_started) */
+	for (uint32_t k = 0; k < n; k++)
+		rec_text_write(&R.obj[k], &pd[k]);
+	rec_started();
 }

@@ -1,13 +1,15 @@
 /* rec.h — the recorder's shared state and its files' interfaces (internal:
  * only replay/rec*.c include it).
  *
- *   rec.c       order of business: environment, identity, patching
+ *   rec.c       order of business: environment, objects and their
+ *               identity, patching (at start-up and after dlopen)
  *   rec_plan.c  decoding, spans and sites
  *   rec_emit.c  trampoline code
  *   rec_buf.c   per-thread buffers, flushes, the online flusher, chunks
  *   rec_sig.c   the recorder's signal handlers (guard page, int3, fatal
  *               signals) and the program's view of its dispositions
- *   rec_proc.c  interposed pthread_create, exit, exec family, fork */
+ *   rec_proc.c  interposed pthread_create, exit, exec family, fork,
+ *               dlopen */
 #ifndef SKEL_REPLAY_REC_H
 #define SKEL_REPLAY_REC_H
 
@@ -39,14 +41,22 @@ typedef struct rec_thread {
 	uint64_t written;	/* words flushed */
 	uint32_t index;
 	volatile int ended;
-	_Atomic int lock;	/* sent, written, ended, the cursor reset and
-				   the reading of *cursor from other threads */
+	int started;		/* its THREAD_START is written: at the first
+				   flush, so that a thread opened lazily (a
+				   probe in libc's thread start-up code) still
+				   gets its start routine from rec_thread_main */
+	vt_thread_start ts;
+	_Atomic int lock;	/* sent, written, ended, started, ts, the
+				   cursor reset and the reading of *cursor
+				   from other threads */
 } rec_thread;
 
 /* The hot path's cursor: initial-exec, so that its fs offset is fixed and
  * a trampoline reaches it with one fs-relative load. */
 extern __thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec")));
 extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+extern uint64_t rec_prestart[2 * REC_PAGE / 8];
+#define REC_PRESTART_GUARD (rec_prestart + REC_PAGE / 8)
 
 typedef struct rec_int3 {
 	uint64_t pc;		/* runtime address of the int3 */
@@ -61,7 +71,28 @@ typedef struct rec_image {
 	int nx;
 	const uint8_t *build_id;
 	uint32_t build_id_len;
+	const char *path;	/* as dl_iterate_phdr names it ("" for the
+				   executable) */
+	const void *phdr;	/* with bias, tells objects apart between
+				   two scans */
 } rec_image;
+
+/* A covered object: one section of the patch set, found loaded. */
+typedef struct rec_object {
+	rec_image img;
+	const patch *patch;
+	uint32_t index;		/* its section: the object number in entry
+				   words, map kinds, CRASH, SIGNAL, START */
+	uint64_t code_lo, code_hi;	/* its trampolines */
+} rec_object;
+
+/* The int3 sites of every covered object, sorted by pc; replaced as a
+ * whole (never changed in place) when dlopen adds sites, because the
+ * SIGTRAP handler may be reading it meanwhile. */
+typedef struct rec_int3_table {
+	size_t n;
+	rec_int3 v[];
+} rec_int3_table;
 
 typedef struct rec_state {
 	int pipe;		/* the value file is a FIFO or pipe (skel run) */
@@ -72,14 +103,19 @@ typedef struct rec_state {
 	pid_t pid;		/* the recording process */
 	volatile int child;	/* forked: record nothing */
 	volatile int finished;	/* END written */
-	rec_image img;
-	patch patch;
+	patch_set set;		/* section 0: the executable */
+	rec_object obj[PATCH_MAX_OBJECTS];	/* covered, obj[0] the
+						   executable; filled before
+						   nobj counts it */
+	_Atomic uint32_t nobj;
+	rec_object *cur;	/* the object being planned and emitted */
+	_Atomic int patching;	/* held while objects are patched (dlopen) */
 	long cursor_off;	/* fs offset of rec_cursor */
-	uint8_t *code;		/* trampoline pages */
-	size_t code_size;
-	rec_int3 *int3;		/* sorted by pc */
+	rec_int3_table *_Atomic int3;
+	size_t code_size;	/* trampoline bytes, all objects */
 	size_t nint3;
 	size_t nsites;
+	size_t nprobes;
 	size_t nneighbour;	/* sites whose span takes in other instructions */
 	pthread_key_t key;
 	rec_thread *threads[REC_MAX_THREADS];
@@ -88,6 +124,9 @@ typedef struct rec_state {
 	_Atomic uint64_t int3_hits;
 	rec_thread sink;	/* discard buffer: ended threads, fork child */
 	int have_gsbase;
+	int have_rtm;		/* xbegin runs (else it raises #UD) */
+	uint64_t restorer;	/* libc's __restore_rt, never rewritten */
+	size_t nunreachable;	/* probes left out (rec_unreachable) */
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */
 } rec_state;
@@ -110,6 +149,14 @@ extern rec_state R;
 
 void rec_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn, format(printf, 1, 2))) void rec_die(const char *fmt, ...);
+
+/* The covered object holding runtime address pc, or NULL. */
+const rec_object *rec_object_at(uint64_t pc);
+/* Section 0's object: the executable. */
+#define REC_EXE (&R.obj[0])
+/* Newly mapped objects (dlopen): those a section covers are patched, and
+ * an OBJECTS chunk names them all. */
+void rec_late_objects(void);
 
 static inline int rec_fits32(int64_t v)
 {
@@ -149,6 +196,7 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout);
 
 /* ------------------------------------------------------- rec_emit.c */
 
+
 typedef struct rec_lit {
 	size_t disp_at;		/* offset of a rel32 to the literal */
 	size_t next;		/* offset of the end of that instruction */
@@ -168,16 +216,41 @@ typedef struct rec_emit {
  * exactly these bytes at the faulting rip. */
 extern const uint8_t rec_store_insn[3];
 
+/* The trampolines of R.cur's sites; its int3 sites are added to `i3`
+ * (room for ns more). */
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
-		  uint64_t *tramp);
+		  uint64_t *tramp, rec_int3 *i3, size_t *ni3);
+int rec_in_code(uint64_t pc);
 
 /* -------------------------------------------------------- rec_buf.c */
 
 int rec_off(void);
+/* System calls that leave errno alone and run no libc code: once libc is
+ * patched, libc code records words into the calling thread's stream, which
+ * is right only when the program asked for that code to run.  The
+ * recorder's own paths (signal handlers, flushes, the flusher thread, the
+ * exit and fork/exec events, the text writes) use these. */
 long rec_syscall3(long nr, long a, long b, long c);
+long rec_syscall6(long nr, long a, long b, long c, long d, long e, long f);
+void rec_block_all(sigset_t *old);
+void rec_restore_mask(const sigset_t *old);
+pid_t rec_getpid(void);
+/* Own loops, not libc's memcpy/memset (the file is built with
+ * -fno-tree-loop-distribute-patterns so gcc does not turn them back). */
+void rec_copy_bytes(void *to, const void *from, size_t n);
+void *rec_mmap_raw(size_t size);
+void rec_munmap_raw(void *p, size_t size);
+void rec_lock(_Atomic int *l);
+void rec_unlock(_Atomic int *l);
+void rec_fill_bytes(void *to, int c, size_t n);
 void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n);
 int rec_buffer_map(rec_thread *t);
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags);
+/* rec_thread_main: the calling thread's stream, opened now or lazily
+ * before, gets its start routine and parent. */
+rec_thread *rec_thread_begin(uint64_t start, uint32_t parent);
+/* The START flags and link-time start of runtime address `start`. */
+void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);
 void rec_flush_all_dying(void);

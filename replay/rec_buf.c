@@ -16,7 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec")));
+/* Every thread's cursor starts in rec_prestart, a page shared by all
+ * threads whose words are discarded, followed by a guard page: libc's
+ * thread start-up code runs (patched) with every signal blocked, where a
+ * fault would kill the process, before rec_thread_main opens the thread's
+ * stream.  A thread that fills the page first (one not created through
+ * pthread_create) gets its stream at the guard fault, flagged UNKNOWN. */
+uint64_t rec_prestart[2 * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
+__thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec"))) =
+	rec_prestart;
 __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ the file */
@@ -34,6 +42,49 @@ long rec_syscall3(long nr, long a, long b, long c)
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
 			 : "rcx", "r11", "memory");
 	return ret;
+}
+
+long rec_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c),
+			 "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+	return ret;
+}
+
+pid_t rec_getpid(void)
+{
+	return (pid_t)rec_syscall3(SYS_getpid, 0, 0, 0);
+}
+
+void rec_copy_bytes(void *to, const void *from, size_t n)
+{
+	unsigned char *d = to;
+	const unsigned char *f = from;
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+}
+
+void rec_fill_bytes(void *to, int c, size_t n)
+{
+	unsigned char *d = to;
+	for (size_t i = 0; i < n; i++)
+		d[i] = (unsigned char)c;
+}
+
+void *rec_mmap_raw(size_t size)
+{
+	long m = rec_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m < 0 && m > -4096 ? NULL : (void *)m;
+}
+
+void rec_munmap_raw(void *p, size_t size)
+{
+	rec_syscall3(SYS_munmap, (long)p, (long)size, 0);
 }
 
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
@@ -100,12 +151,12 @@ static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
 int rec_buffer_map(rec_thread *t)
 {
 	size_t size = REC_BUF_BYTES + REC_PAGE;
-	char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	char *m = rec_mmap_raw(size);
+	if (!m)
 		return -1;
-	if (mprotect(m + REC_BUF_BYTES, REC_PAGE, PROT_NONE)) {
-		munmap(m, size);
+	if (rec_syscall3(SYS_mprotect, (long)(m + REC_BUF_BYTES), REC_PAGE,
+			 PROT_NONE)) {
+		rec_munmap_raw(m, size);
 		return -1;
 	}
 	t->base = t->sent = (uint64_t *)m;
@@ -119,64 +170,93 @@ int rec_buffer_map(rec_thread *t)
 static void rec_altstack(void)
 {
 	stack_t cur;
-	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+	if (rec_syscall3(SYS_sigaltstack, 0, (long)&cur, 0) == 0 &&
+	    !(cur.ss_flags & SS_DISABLE))
 		return; /* the program has its own */
 	size_t size = 64 * 1024;
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	void *m = rec_mmap_raw(size);
+	if (!m)
 		return;
 	stack_t ss = { .ss_sp = m, .ss_size = size };
-	sigaltstack(&ss, NULL);
+	rec_syscall3(SYS_sigaltstack, (long)&ss, 0, 0);
 }
 
-/* Async-signal-safe (mmap, write): also called from the SIGSEGV handler
- * for threads that reach a probe without passing through pthread_create. */
+void rec_start_of(vt_thread_start *ts, uint64_t start)
+{
+	const rec_object *o = rec_object_at(start);
+	ts->start_runtime = start;
+	ts->start = start;
+	if (o) {
+		ts->start = start - o->img.bias;
+		ts->flags = (ts->flags & 0xffffu) | VT_START_IN_IMAGE |
+			    o->index << 16;
+	}
+}
+
+/* Async-signal-safe, no libc: also called from the SIGSEGV handler for
+ * threads that reach a probe without passing through rec_thread_main
+ * (raw clone, or libc's own thread start-up code once libc is patched).
+ * The START chunk waits for the first flush (rec_thread_begin may still
+ * name the start routine). */
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 				   uint32_t flags)
 {
 	if (R.child || R.finished)
 		return &R.sink;
-	rec_thread *t = mmap(NULL, REC_PAGE, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
+	rec_thread *t = rec_mmap_raw(REC_PAGE);
+	if (!t)
 		return &R.sink;
 	if (rec_buffer_map(t)) {
-		munmap(t, REC_PAGE);
+		rec_munmap_raw(t, REC_PAGE);
 		return &R.sink;
 	}
 	rec_altstack();
 	t->cursor = &rec_cursor;
+	t->ts = (vt_thread_start){ .parent = parent, .flags = flags };
+	rec_start_of(&t->ts, start);
 	t->index = atomic_fetch_add(&R.nthreads, 1);
 	if (t->index < REC_MAX_THREADS)
 		R.threads[t->index] = t;
-	vt_thread_start ts = { .start_runtime = start, .parent = parent,
-			       .flags = flags };
-	ts.start = start;
-	if (start >= R.img.lo && start < R.img.hi) {
-		ts.start = start - R.img.bias;
-		ts.flags |= VT_START_IN_IMAGE;
-	}
-	rec_chunk(VT_THREAD_START, t->index, &ts, sizeof ts);
 	rec_self = t;
 	rec_cursor = t->base;
-	pthread_setspecific(R.key, t);
+	return t;
+}
+
+rec_thread *rec_thread_begin(uint64_t start, uint32_t parent)
+{
+	rec_thread *t = rec_self;
+	if (!t) {
+		t = rec_thread_open(start, parent, 0);
+	} else if (t != &R.sink) {
+		sigset_t old;
+		rec_block_all(&old);
+		rec_lock(&t->lock);
+		if (!t->started) {
+			t->ts = (vt_thread_start){ .parent = parent };
+			rec_start_of(&t->ts, start);
+		}
+		rec_unlock(&t->lock);
+		rec_restore_mask(&old);
+	}
+	if (t != &R.sink)
+		pthread_setspecific(R.key, t);
 	return t;
 }
 
 /* A spin lock: held only around a flush, never while program code runs.
  * The online flusher thread runs no program code and takes signals on no
  * account, so a holder always makes progress. */
-static void rec_lock(_Atomic int *l)
+void rec_lock(_Atomic int *l)
 {
 	for (unsigned n = 0; atomic_exchange_explicit(l, 1, memory_order_acquire); n++) {
 		if (n < 64)
 			__builtin_ia32_pause();
 		else
-			sched_yield();
+			rec_syscall3(SYS_sched_yield, 0, 0, 0);
 	}
 }
 
-static void rec_unlock(_Atomic int *l)
+void rec_unlock(_Atomic int *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
 }
@@ -187,6 +267,10 @@ static void rec_unlock(_Atomic int *l)
  * t->lock, with signals blocked. */
 static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 {
+	if (!t->started && !rec_off()) {
+		rec_chunk(VT_THREAD_START, t->index, &t->ts, sizeof t->ts);
+		t->started = 1;
+	}
 	if (!end || end < t->base || end > t->guard)
 		return;
 	if (end > t->sent && !rec_off()) {
@@ -205,11 +289,16 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 
 /* No handler of this thread may come to a lock while the thread holds it
  * (a guard-page fault in a nested handler would wait forever). */
-static void rec_block_all(sigset_t *old)
+void rec_block_all(sigset_t *old)
 {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, old);
+	uint64_t all = ~0ull;
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)old, 8,
+		     0, 0);
+}
+
+void rec_restore_mask(const sigset_t *old)
+{
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
 }
 
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset)
@@ -221,7 +310,7 @@ void rec_flush_upto(rec_thread *t, uint64_t *end, int reset)
 	rec_lock(&t->lock);
 	rec_flush_locked(t, end, reset);
 	rec_unlock(&t->lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_restore_mask(&old);
 }
 
 /* Flush of the calling thread outside a signal handler: signals are
@@ -242,7 +331,7 @@ static void rec_flush_self(int end)
 			rec_unlock(&t->lock);
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_restore_mask(&old);
 }
 
 static void rec_thread_end(rec_thread *t)
@@ -253,7 +342,7 @@ static void rec_thread_end(rec_thread *t)
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
-	munmap(t->base, REC_BUF_BYTES + REC_PAGE);
+	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE);
 }
 
 /* pthread key destructor: thread exit (return or pthread_exit). */
@@ -280,14 +369,14 @@ static void rec_flush_others(const rec_thread *me)
 		if (!t->ended)
 			rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
 		rec_unlock(&t->lock);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		rec_restore_mask(&old);
 	}
 }
 
 /* Dying: every live thread's words up to its cursor. */
 void rec_flush_all_dying(void)
 {
-	if (rec_off() || getpid() != R.pid)
+	if (rec_off() || rec_getpid() != R.pid)
 		return;
 	rec_thread *me = rec_self;
 	if (me && me != &R.sink && !me->ended)
@@ -305,9 +394,37 @@ void rec_flush_all_dying(void)
  * pthread would malloc (its TLS) and mmap (its stack) in the program's
  * address space, and the program's heap and mapping addresses under skel
  * run must be those under skel record.  It shares the main thread's TLS,
- * so it only makes system calls that leave errno alone (rec_syscall3) and
- * never touches rec_cursor or rec_self. */
+ * so it runs no libc code at all (which, patched, would store into the
+ * main thread's buffer), only system calls that leave errno alone, and
+ * never touches rec_cursor or rec_self.  The clone is ours too: libc's
+ * clone() runs its child's first instructions in libc. */
 static char rec_flusher_stack[64 * 1024] __attribute__((aligned(64)));
+
+/* rec_clone_raw(flags, stack): stack[0] is the function, stack[1] its
+ * argument; the child pops both, calls, and exits the thread. */
+long rec_clone_raw(unsigned long flags, void *stack);
+__asm__(".text\n"
+	".globl rec_clone_raw\n"
+	".hidden rec_clone_raw\n"
+	".type rec_clone_raw, @function\n"
+	"rec_clone_raw:\n"
+	"	mov $56, %eax\n"		/* SYS_clone */
+	"	xor %edx, %edx\n"
+	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 1f\n"
+	"	xor %ebp, %ebp\n"
+	"	pop %rax\n"
+	"	pop %rdi\n"
+	"	call *%rax\n"
+	"	mov %eax, %edi\n"
+	"	mov $60, %eax\n"		/* SYS_exit: this thread only */
+	"	syscall\n"
+	"	hlt\n"
+	"1:	ret\n"
+	".size rec_clone_raw, .-rec_clone_raw\n");
 
 static int rec_flusher(void *arg)
 {
@@ -316,7 +433,7 @@ static int rec_flusher(void *arg)
 	for (;;) {
 		rec_syscall3(SYS_nanosleep, (long)&ms, 0, 0);
 		rec_lock(&R.pass);
-		if (rec_off() || rec_syscall3(SYS_getpid, 0, 0, 0) != R.pid) {
+		if (rec_off() || rec_getpid() != R.pid) {
 			rec_unlock(&R.pass);
 			return 0;
 		}
@@ -329,30 +446,31 @@ void rec_flusher_start(void)
 {
 	sigset_t old;
 	rec_block_all(&old);	/* inherited by the thread: all blocked */
-	int e = errno;
-	if (clone(rec_flusher, rec_flusher_stack + sizeof rec_flusher_stack,
-		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-		  CLONE_SYSVSEM, NULL) < 0)
+	void **top = (void **)(rec_flusher_stack + sizeof rec_flusher_stack) - 2;
+	top[0] = (void *)rec_flusher;
+	top[1] = NULL;
+	if (rec_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+			  CLONE_THREAD | CLONE_SYSVSEM, top) < 0)
 		rec_say("cannot start the online flusher; words reach the replayer "
 			"every %lu KiB", REC_BUF_BYTES / 1024);
-	errno = e;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_restore_mask(&old);
 }
 
 void rec_stats(const char *when)
 {
 	if (R.verbose)
-		rec_say("STATS %s sites=%zu neighbour_sites=%zu int3_sites=%zu probes=%zu "
+		rec_say("STATS %s objects_patched=%u sections=%zu sites=%zu "
+			"neighbour_sites=%zu int3_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
-			" int3_hits=%" PRIu64, when, R.nsites, R.nneighbour, R.nint3,
-			R.patch.nprobes, R.code_size,
+			" int3_hits=%" PRIu64, when, atomic_load(&R.nobj), R.set.n,
+			R.nsites, R.nneighbour, R.nint3, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
 			atomic_load(&R.int3_hits));
 }
 
 void rec_finish(uint32_t how)
 {
-	if (!R.active || rec_off() || getpid() != R.pid)
+	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
 	rec_thread_end(rec_self);
 	sigset_t old;
@@ -364,7 +482,7 @@ void rec_finish(uint32_t how)
 	rec_chunk(VT_END, 0, &e, sizeof e);
 	R.finished = 1;
 	rec_unlock(&R.pass);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_restore_mask(&old);
 	rec_stats("exit");
 }
 /* An event in the calling thread's stream, after the words recorded so
@@ -374,14 +492,14 @@ void rec_finish(uint32_t how)
 void rec_event(uint32_t type, void *payload, size_t n)
 {
 	rec_thread *t = rec_self;
-	if (!R.active || !t || t == &R.sink || rec_off() || getpid() != R.pid)
+	if (!R.active || !t || t == &R.sink || rec_off() || rec_getpid() != R.pid)
 		return;
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
-	memcpy(payload, &t->written, sizeof t->written);
+	rec_copy_bytes(payload, &t->written, sizeof t->written);
 	rec_chunk(type, t->index, payload, n);
 	rec_unlock(&t->lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_restore_mask(&old);
 }

@@ -43,8 +43,8 @@ static void rec_map(rec_emit *e, uint64_t from, uint64_t pc, uint32_t kind)
 		if (!e->map)
 			rec_die("out of memory");
 	}
-	e->map[e->nmap++] = (vt_map_entry){ from, pc - R.img.bias,
-		(uint32_t)(rec_here(e) - from), kind };
+	e->map[e->nmap++] = (vt_map_entry){ from, pc - R.cur->img.bias,
+		(uint32_t)(rec_here(e) - from), kind | R.cur->index << 16 };
 }
 
 /* A rel32 whose base is the end of a `len`-byte instruction at here(). */
@@ -231,10 +231,14 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 	const ZydisDecodedOperand *o;
 	int cc;
 	switch (p->what) {
-	case PATCH_WORD:
+	case PATCH_WORD: {
+		/* an entry word names its object: the replay enters that
+		 * object's skeleton */
+		uint64_t w = patch_entry_word(p->word, R.cur->index);
 		rec_b(e, "\x48\xb8", 2);
-		rec_b(e, &p->word, 8);
+		rec_b(e, &w, 8);
 		return 0;
+	}
 	case PATCH_REG:
 		rec_get_reg(e, p->reg);
 		return 0;
@@ -309,7 +313,7 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			if (rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,
-					rec_what_name[p->what], p->pc - R.img.bias,
+					rec_what_name[p->what], p->pc - R.cur->img.bias,
 					ZydisMnemonicGetString(x->in.mnemonic));
 			rec_store(e);
 		}
@@ -452,13 +456,13 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 	for (uint64_t a = st->start; a < st->end;) {
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
-			rec_die("cannot decode %" PRIx64, a - R.img.bias);
+			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
 		rec_probes(e, &x, pv + st->p0, st->np, 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)
 			rec_die("cannot relocate %s at %" PRIx64,
 				ZydisMnemonicGetString(x.in.mnemonic),
-				a - R.img.bias);
+				a - R.cur->img.bias);
 		rec_probes(e, &x, pv + st->p0, st->np, 1);
 		a += x.in.length;
 	}
@@ -487,7 +491,7 @@ static void *rec_code_try(uint64_t at, size_t size)
 
 static void *rec_code_map(size_t size)
 {
-	const uint64_t lo = R.img.lo, hi = R.img.hi, step = 2ul << 20;
+	const uint64_t lo = R.cur->img.lo, hi = R.cur->img.hi, step = 2ul << 20;
 	const uint64_t reach = (1ul << 31) - (16ul << 20);
 	void *m;
 	for (uint64_t k = 0; k < 1024; k++) {
@@ -506,40 +510,46 @@ static void *rec_code_map(size_t size)
 	}
 	return NULL;
 }
-static int rec_int3_cmp(const void *a, const void *b)
+/* In the trampolines of some covered object.  Objects are only added
+ * (dlopen), each filled in before nobj counts it. */
+int rec_in_code(uint64_t pc)
 {
-	const rec_int3 *x = a, *y = b;
-	return x->pc < y->pc ? -1 : x->pc > y->pc;
+	uint32_t n = atomic_load_explicit(&R.nobj, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (pc >= R.obj[i].code_lo && pc < R.obj[i].code_hi)
+			return 1;
+	return 0;
 }
 
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
-			 rec_emit *e, uint64_t *tramp)
+		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
+	rec_object *o = R.cur;
 	size_t bound = 64;
 	for (size_t i = 0; i < ns; i++)
 		bound += 2 * (sv[i].end - sv[i].start) + 96 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160;
-	R.code_size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
-	R.code = rec_code_map(R.code_size);
-	if (!R.code)
-		rec_die("no room for trampolines within 2 GiB of the text");
-	*e = (rec_emit){ .p = R.code, .cap = R.code_size };
-	R.int3 = calloc(ns ? ns : 1, sizeof *R.int3);
-	if (!R.int3)
-		rec_die("out of memory");
+	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
+	uint8_t *code = rec_code_map(size);
+	if (!code)
+		rec_die("no room for trampolines within 2 GiB of %s",
+			o->index ? o->img.path : "the executable");
+	*e = (rec_emit){ .p = code, .cap = size };
 	for (size_t i = 0; i < ns; i++) {
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
 		if (sv[i].int3) {
-			R.int3[R.nint3++] = (rec_int3){ sv[i].start, tramp[i] };
+			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i] };
 			if (R.verbose)
 				rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
-					", 0x%" PRIx64 ")): no 5-byte span", sv[i].start - R.img.bias,
-					sv[i].bstart - R.img.bias, sv[i].bend - R.img.bias);
+					", 0x%" PRIx64 ")) of object %u: no 5-byte span",
+					sv[i].start - o->img.bias, sv[i].bstart - o->img.bias,
+					sv[i].bend - o->img.bias, o->index);
 		}
 	}
-	qsort(R.int3, R.nint3, sizeof *R.int3, rec_int3_cmp);
 	/* code pages are never written again (self-modifying-code clears) */
-	if (mprotect(R.code, R.code_size, PROT_READ | PROT_EXEC))
+	if (mprotect(code, size, PROT_READ | PROT_EXEC))
 		rec_die("cannot protect the trampolines: %s", strerror(errno));
+	o->code_lo = (uint64_t)code;
+	o->code_hi = (uint64_t)code + size;
+	R.code_size += size;
 }
-

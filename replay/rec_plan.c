@@ -176,9 +176,9 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		if (rc < 0)
 			rec_die("patch line %u: pc %" PRIx64 " is not an "
 				"instruction of its block [%" PRIx64 ", %" PRIx64
-				")", pr->line, pr->pc - R.img.bias,
-				pr->block_start - R.img.bias,
-				pr->block_end - R.img.bias);
+				")", pr->line, pr->pc - R.cur->img.bias,
+				pr->block_start - R.cur->img.bias,
+				pr->block_end - R.cur->img.bias);
 		if (rc == 1 && same_block && reach && !prev->int3 &&
 		    !prev->last_transfer) {
 			/* join the previous span: every instruction between

@@ -39,11 +39,14 @@ typedef struct rec_start {
 	uint32_t parent;
 } rec_start;
 
+/* With libc patched, libc's thread start-up code has run (and may have
+ * recorded words, opening the stream lazily) before this: the stream gets
+ * its start routine here, before its first flush. */
 static void *rec_thread_main(void *p)
 {
 	rec_start s = *(rec_start *)p;
+	rec_thread_begin((uint64_t)s.fn, s.parent);
 	free(p);
-	rec_thread_open((uint64_t)s.fn, s.parent, 0);
 	return s.fn(s.arg);
 }
 
@@ -92,7 +95,7 @@ void rec_atfork_child(void)
 {
 	R.child = 1;
 	if (R.fd >= 0)
-		close(R.fd);
+		rec_syscall3(SYS_close, R.fd, 0, 0);
 	R.fd = -1;
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
@@ -103,13 +106,13 @@ void rec_atfork_child(void)
  * says so too, and recording goes on. */
 static void rec_note_exec(const char *path, uint32_t stage)
 {
-	if (!R.active || rec_off() || getpid() != R.pid)
+	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
 	if (stage == VT_EXEC_CALLED)
 		rec_flush_all_dying();
 	vt_exec e = { .stage = stage };
-	if (path)
-		strncpy(e.path, path, sizeof e.path - 1);
+	for (size_t i = 0; path && path[i] && i < sizeof e.path - 1; i++)
+		e.path[i] = path[i];
 	rec_chunk(VT_EXEC, 0, &e, sizeof e);
 }
 
@@ -212,6 +215,39 @@ REC_EXPORT pid_t fork(void)
 		errno = e;
 	}
 	return pid;
+}
+
+/* dlopen: objects the real one maps are patched when it returns, if a
+ * section covers them.  Their constructors have run by then, unpatched
+ * (their words are missing; the replay meets the object at its first
+ * probe after dlopen returns).  No other thread can be in the new
+ * object's code meanwhile except through those constructors: nothing
+ * else knows its addresses before dlopen returns. */
+typedef void *(*rec_dlopen_fn)(const char *, int);
+typedef void *(*rec_dlmopen_fn)(Lmid_t, const char *, int);
+REC_REAL(dlopen, rec_dlopen_fn)
+REC_REAL(dlmopen, rec_dlmopen_fn)
+
+REC_EXPORT void *dlopen(const char *file, int mode)
+{
+	void *h = rec_real_dlopen()(file, mode);
+	if (h && R.active && !R.child) {
+		int e = errno;
+		rec_late_objects();
+		errno = e;
+	}
+	return h;
+}
+
+REC_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	void *h = rec_real_dlmopen()(lmid, file, mode);
+	if (h && R.active && !R.child) {
+		int e = errno;
+		rec_late_objects();
+		errno = e;
+	}
+	return h;
 }
 
 __attribute__((destructor)) static void rec_fini(void)

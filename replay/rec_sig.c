@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -53,10 +54,22 @@ static int rec_is_fatal(int sig)
  * SA_NODEFER). */
 static void rec_die_by(int sig)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	/* the kernel's struct sigaction: handler, flags, restorer, mask */
+	struct { void *h; unsigned long flags; void *restorer; uint64_t mask; }
+		dfl = { SIG_DFL, 0, 0, 0 };
 	rec_flush_all_dying();
-	rec_sys_sigaction(sig, &dfl, NULL);
-	raise(sig);
+	rec_syscall6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
+	rec_syscall3(SYS_tgkill, rec_getpid(), rec_syscall3(SYS_gettid, 0, 0, 0),
+		     sig);
+}
+
+/* The link-time pc and object of a runtime pc in a covered object, else
+ * 0 and 0. */
+static uint64_t rec_link_pc(uint64_t rip, uint32_t *object)
+{
+	const rec_object *o = rec_object_at(rip);
+	*object = o ? o->index : 0;
+	return o ? rip - o->img.bias : 0;
 }
 
 /* A fatal signal in this thread: flush its words and say where it died,
@@ -64,13 +77,12 @@ static void rec_die_by(int sig)
 static void rec_note_crash(int sig, void *ucv)
 {
 	rec_thread *t = rec_self;
-	if (!R.active || !t || rec_off() || getpid() != R.pid || !ucv)
+	if (!R.active || !t || rec_off() || rec_getpid() != R.pid || !ucv)
 		return;
 	ucontext_t *uc = ucv;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	vt_crash c = { .signal = (uint32_t)sig };
-	if (rip >= R.img.lo && rip < R.img.hi)
-		c.pc = rip - R.img.bias;
+	c.pc = rec_link_pc(rip, &c.object);
 	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
@@ -104,24 +116,20 @@ static void rec_chain(int sig, siginfo_t *si, void *uc)
 	h(sig);
 }
 
-static int rec_in_code(uint64_t pc)
-{
-	return pc >= (uint64_t)R.code && pc < (uint64_t)R.code + R.code_size;
-}
-
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t rip = (uint64_t)g[REG_RIP];
-	if (R.active && rec_in_code(rip) &&
-	    !memcmp((void *)rip, rec_store_insn, sizeof rec_store_insn)) {
+	const uint8_t *at_rip = (const uint8_t *)rip;
+	if (R.active && rec_in_code(rip) && at_rip[0] == rec_store_insn[0] &&
+	    at_rip[1] == rec_store_insn[1] && at_rip[2] == rec_store_insn[2]) {
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
 		if (!t)		/* a thread we did not see start */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN);
-		if (at == t->guard || at == NULL) {
-			if (at)
+		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
+			if (at == t->guard)
 				rec_flush_upto(t, at, 1);
 			rec_cursor = t->base;
 			g[REG_RDX] = (greg_t)t->base;
@@ -133,12 +141,16 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 
 static const rec_int3 *rec_int3_find(uint64_t pc)
 {
-	size_t lo = 0, hi = R.nint3;
+	const rec_int3_table *tb = atomic_load_explicit(&R.int3,
+							 memory_order_acquire);
+	if (!tb)
+		return NULL;
+	size_t lo = 0, hi = tb->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (R.int3[mid].pc == pc)
-			return &R.int3[mid];
-		if (R.int3[mid].pc < pc)
+		if (tb->v[mid].pc == pc)
+			return &tb->v[mid];
+		if (tb->v[mid].pc < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -172,21 +184,20 @@ static void rec_note_signal(int sig, void *ucv)
 	ucontext_t *uc = ucv;
 	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
 	vt_signal e = { .signal = (uint32_t)sig };
-	if (rip >= R.img.lo && rip < R.img.hi)
-		e.pc = rip - R.img.bias;
+	e.pc = rec_link_pc(rip, &e.object);
 	rec_event(VT_SIGNAL, &e, sizeof e);
 }
 
+/* errno needs no saving here: the recorder's part makes raw system calls
+ * only (and __errno_location, in a patched libc, would record a word). */
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
-	int e = errno;
 	rec_note_signal(sig, uc);
 	struct sigaction a = rec_prog_act[sig];
 	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
 		rec_wrapped[sig] = 0;
-		memset(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
+		rec_fill_bytes(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
 	}
-	errno = e;
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
 	else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)

@@ -8,9 +8,12 @@ REPLAY_HDRS = replay/format.h replay/rec.h
 
 REPLAY_TARGETS = build/libskelrec.so
 
+# -fno-tree-loop-distribute-patterns: the recorder's own copy and fill
+# loops must not become calls to libc's memcpy/memset, which may be
+# patched (rec.h, "System calls that ... run no libc code").
 build/pic/replay/%.o: replay/%.c $(REPLAY_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I. -c -o $@ $<
+	$(CC) $(WARN) -O2 -g -fPIC -fvisibility=hidden -fno-tree-loop-distribute-patterns -I. -c -o $@ $<
 
 # The preload library: no sanitizers (it runs inside arbitrary programs,
 # before their main), only the symbols it interposes are exported.

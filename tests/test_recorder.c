@@ -915,6 +915,183 @@ static void test_vtrace_many_threads_keep_their_streams(void **state)
 	free(buf);
 }
 
+/* ------------------------------------------------------ whole process */
+
+/* tests/wp_lib.c as libwp.so, tests/wp_prog.c linked with it (wp_prog)
+ * and not (wp_dl, which dlopens it), and a two-section patch: the
+ * program's (no probe), then the library's with an entry word at wp_sum
+ * and rax after the add at wp_sum_add. */
+static char wp_lib[160], wp_prog[160], wp_dl[160];
+
+static void wp_setup(void)
+{
+	char cmd[1024];
+	snprintf(wp_lib, sizeof wp_lib, "%s/libwp.so", tdir);
+	snprintf(wp_prog, sizeof wp_prog, "%s/wp_prog", tdir);
+	snprintf(wp_dl, sizeof wp_dl, "%s/wp_dl", tdir);
+	snprintf(cmd, sizeof cmd,
+		 "gcc -O1 -shared -fPIC -o %s tests/wp_lib.c && "
+		 "gcc -O1 -o %s tests/wp_prog.c -Wl,--no-as-needed -L%s -lwp "
+		 "-Wl,-rpath,%s -ldl && gcc -O1 -o %s tests/wp_prog.c -ldl",
+		 wp_lib, wp_prog, tdir, tdir, wp_dl);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The patch set for program prog (no probe of its own) and libwp. */
+static const char *wp_patch(const char *prog)
+{
+	static char patchp[160];
+	char pid[130], lid[130];
+	buildid(prog, pid);
+	buildid(wp_lib, lid);
+	uint64_t entry = sym(wp_lib, "wp_sum"), add = sym(wp_lib, "wp_sum_add"),
+		 end = sym(wp_lib, "wp_sum_end");
+	snprintf(patchp, sizeof patchp, "%s/wp.patch", tdir);
+	FILE *f = fopen(patchp, "w");
+	fprintf(f, "skel-patch 1\nbinary %s buildid\n", pid);
+	fprintf(f, "skel-patch 1\nbinary %s buildid\n", lid);
+	fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " before word "
+		"e7e7000000000005\n", entry, entry, end);
+	fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " after reg rax\n",
+		add, entry, end);
+	fclose(f);
+	return patchp;
+}
+
+static const vt_object *wp_object(const vt_streams *s, const char *name)
+{
+	for (size_t i = 0; i < s->objects.n; i++)
+		if (strstr(s->objects.v[i].path, name))
+			return &s->objects.v[i];
+	return NULL;
+}
+
+/* The words, the library's object and bias, its map entries. */
+static void wp_check(const run *r, uint32_t late)
+{
+	uint64_t *want, *bias;
+	assert_true(r->have_trace);
+	assert_string_equal(r->s.error, "");
+	assert_true(r->s.complete);
+	assert_int_equal(r->status, 0);
+	size_t nw = expected(r->out, "V", &want);
+	assert_int_equal(nw, 10);
+	assert_words(vtrace_stream((vt_streams *)&r->s, 0), want, nw);
+	assert_int_equal(expected(r->out, "BIAS", &bias), 1);
+	const vt_object *lo = wp_object(&r->s, "libwp.so");
+	assert_non_null(lo);
+	assert_int_equal(lo->flags, VT_OBJ_COVERED | late);
+	assert_int_equal(lo->index, 1);
+	assert_int_equal(lo->bias, bias[0]);
+	const vt_object *libc = wp_object(&r->s, "libc.so.6");
+	assert_non_null(libc);
+	assert_int_equal(libc->flags & VT_OBJ_COVERED, 0);
+	assert_int_equal(libc->index, VT_NO_OBJECT);
+	assert_int_equal(r->s.objects.v[0].flags, VT_OBJ_MAIN | VT_OBJ_COVERED);
+	assert_int_equal(r->s.objects.v[0].index, 0);
+	const vt_object *me = wp_object(&r->s, "libskelrec.so");
+	assert_non_null(me);
+	assert_true(me->flags & VT_OBJ_RECORDER);
+	assert_true(r->s.objects.marker >= me->lo && r->s.objects.marker < me->hi);
+	size_t lib_entries = 0;
+	for (size_t i = 0; i < r->s.nmap; i++)
+		if (VT_MAP_OBJECT(r->s.map[i].kind) == 1) {
+			uint64_t pc = r->s.map[i].pc;
+			assert_true(pc == sym(wp_lib, "wp_sum") ||
+				    pc == sym(wp_lib, "wp_sum_add"));
+			lib_entries++;
+		}
+	assert_true(lib_entries >= 3);
+	free(want);
+	free(bias);
+}
+
+static void test_library_section_records_words_of_object_1(void **state)
+{
+	wp_setup();
+	run r;
+	run_prog(&r, wp_prog, wp_patch(wp_prog), "link", "5", NULL);
+	wp_check(&r, 0);
+	assert_non_null(strstr(r.out, "total 45\n"));
+	run_free(&r);
+}
+
+/* run_prog takes two arguments: the third (the library) through a shell */
+static void test_dlopened_library_is_patched_when_mapped(void **state)
+{
+	wp_setup();
+	run r = { 0 };
+	char outp[128], valp[128], shell[1024], err[FMT_ERR_LEN];
+	snprintf(outp, sizeof outp, "%s/out", tdir);
+	snprintf(valp, sizeof valp, "%s/vals", tdir);
+	snprintf(shell, sizeof shell,
+		 "rm -f %s; LD_PRELOAD=%s SKEL_PATCH=%s SKEL_VALUES=%s %s dlopen 5 %s > %s",
+		 valp, lib, wp_patch(wp_dl), valp, wp_dl, wp_lib, outp);
+	int st = system(shell);
+	assert_true(WIFEXITED(st));
+	r.status = WEXITSTATUS(st);
+	r.out = slurp(outp, NULL);
+	assert_int_equal(vtrace_load_streams(valp, &r.s, err), 0);
+	r.have_trace = 1;
+	wp_check(&r, VT_OBJ_LATE);
+	/* the library is not among the objects of the start */
+	for (size_t i = 0; i < r.s.objects.n; i++)
+		if (strstr(r.s.objects.v[i].path, "libwp.so"))
+			assert_true(r.s.objects.v[i].flags & VT_OBJ_LATE);
+	run_free(&r);
+}
+
+/* libc patched for real, with its whole skeleton's patch as section 1:
+ * the program behaves as natively and the trace reads back whole, with
+ * entry words of object 1.  The libc patch is made once (about 6 s). */
+static void wp_libc_mode(const char *mode, const char *n)
+{
+	static char setp[160], prog[160];
+	char cmd[1024];
+	if (!setp[0]) {
+		snprintf(prog, sizeof prog, "%s/wp_libc", tdir);
+		snprintf(setp, sizeof setp, "%s/libc-set.patch", tdir);
+		snprintf(cmd, sizeof cmd,
+			 "gcc -O1 -o %s tests/wp_libc.c -lpthread && "
+			 "./skel gen %s -o /dev/null --patch %s/p0 2>/dev/null && "
+			 "./skel gen /lib/x86_64-linux-gnu/libc.so.6 -o /dev/null "
+			 "--patch %s/p1 2>/dev/null && cat %s/p0 %s/p1 > %s",
+			 prog, prog, tdir, tdir, tdir, tdir, setp);
+		assert_int_equal(system(cmd), 0);
+	}
+	run r, nat;
+	run_prog(&r, prog, setp, mode, n, NULL);
+	run_prog(&nat, prog, NULL, mode, n, NULL);
+	assert_int_equal(r.status, nat.status);
+	assert_string_equal(r.out, nat.out);
+	assert_true(r.have_trace);
+	assert_string_equal(r.s.error, "");
+	assert_true(r.s.complete);
+	size_t libc_entries = 0;
+	for (size_t t = 0; t < r.s.n; t++)
+		for (size_t i = 0; i < r.s.s[t].nvalues; i++) {
+			uint64_t w = r.s.s[t].values[i];
+			libc_entries += (w >> 48) == 0xe7e7 && (w >> 32 & 0xffff) == 1;
+		}
+	assert_true(libc_entries > 100);
+	const vt_object *libc = wp_object(&r.s, "libc.so.6");
+	assert_non_null(libc);
+	assert_int_equal(libc->flags, VT_OBJ_COVERED);
+	assert_int_equal(libc->index, 1);
+	run_free(&r);
+	run_free(&nat);
+}
+
+static void test_libc_patched_program_runs_as_natively(void **state)
+{
+	wp_libc_mode("loop", "50");
+}
+
+static void test_libc_patched_two_threads(void **state)
+{
+	wp_libc_mode("threads", "200");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -937,6 +1114,10 @@ int main(void)
 		cmocka_unit_test(test_patch_set_sections),
 		cmocka_unit_test(test_vtrace_reader_rejects_damage),
 		cmocka_unit_test(test_vtrace_many_threads_keep_their_streams),
+		cmocka_unit_test(test_library_section_records_words_of_object_1),
+		cmocka_unit_test(test_dlopened_library_is_patched_when_mapped),
+		cmocka_unit_test(test_libc_patched_program_runs_as_natively),
+		cmocka_unit_test(test_libc_patched_two_threads),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
