@@ -80,9 +80,29 @@ static bool valgrind_bt_artifact(const binary *b, uint64_t pc)
 	       c[i + 2] >> 6 == 3;
 }
 
-/* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...". */
-static int read_lackey(const char *log, const vt_streams *s, const binary *b,
-		       uint64_t bias, acc_vec *out)
+/* The objects whose accesses are compared: the executable (0) and, in a
+ * whole-process recording, each covered shared object, by its number. */
+typedef struct cobj {
+	binary b;
+	bool open;
+	uint64_t bias, lo, hi;	/* runtime extent; lo = hi = 0: unknown */
+	const char *path;
+} cobj;
+
+static cobj *cobj_at(cobj *o, size_t n, uint64_t a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o[i].open && (o[i].lo < o[i].hi ? a >= o[i].lo && a < o[i].hi
+				  : in_analyzed_text(&o[i].b, a - o[i].bias)))
+			return &o[i];
+	return NULL;
+}
+
+/* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...".  Pcs
+ * are runtime; with a marker (OBJECTS), what ran before the recorder was
+ * in place, and after it ended (its second run), is skipped. */
+static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t nobj,
+		       acc_vec *out)
 {
 	FILE *f = fopen(log, "r");
 	if (!f)
@@ -92,22 +112,33 @@ static int read_lackey(const char *log, const vt_streams *s, const binary *b,
 	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
 	bool call_jmp = false;	/* the jmp that ends an emulated call */
 	size_t push_at = SIZE_MAX;	/* its push's store, in out */
+	bool started = !s->objects.marker;
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
 		if (line[0] == 'I' && sscanf(line + 1, " %llx,%llu", &a, &n) == 2) {
 			const vt_map_entry *m;
+			const cobj *o = NULL;
 			mode = 0;
 			call_jmp = false;
-			if (in_analyzed_text(b, a - bias)) {
-				pc = a - bias;
-				mode = 1;
-			} else if ((m = map_find(s, a))) {
-				pc = m->pc;
-				mode = m->kind == VT_MAP_DISPLACED || m->kind == VT_MAP_CALL_JMP ? 1 :
-				       m->kind == VT_MAP_CALL_PUSH ? 2 : 0;
-				call_jmp = m->kind == VT_MAP_CALL_JMP;
+			if (!started) {
+				started = a == s->objects.marker;
+				continue;
 			}
-			if (mode == 1 && valgrind_bt_artifact(b, pc))
+			if (a == s->objects.marker)	/* the recorder's end */
+				break;
+			if ((o = cobj_at(objs, nobj, a)) && in_analyzed_text(&o->b, a - o->bias)) {
+				pc = a;
+				mode = 1;
+			} else if ((m = map_find(s, a)) && VT_MAP_OBJECT(m->kind) < nobj &&
+				   objs[VT_MAP_OBJECT(m->kind)].open) {
+				o = &objs[VT_MAP_OBJECT(m->kind)];
+				pc = m->pc + o->bias;
+				uint32_t k = VT_MAP_KIND(m->kind);
+				mode = k == VT_MAP_DISPLACED || k == VT_MAP_CALL_JMP ? 1 :
+				       k == VT_MAP_CALL_PUSH ? 2 : 0;
+				call_jmp = k == VT_MAP_CALL_JMP;
+			}
+			if (mode == 1 && valgrind_bt_artifact(&o->b, pc - o->bias))
 				mode = 0;
 			continue;
 		}
@@ -183,22 +214,29 @@ static bool same(const acc *a, const acc *b)
 	return a->pc == b->pc && a->addr == b->addr && a->size == b->size && a->w == b->w;
 }
 
-static void print_acc(const char *who, const acc *a, uint64_t bias)
+static cobj *cobjs;	/* for print_acc */
+static size_t ncobjs;
+
+static void print_acc(const char *who, const acc *a)
 {
-	fprintf(stderr, "  %-8s pc 0x%" PRIx64 " (link 0x%" PRIx64 ") %c size %u addr 0x%" PRIx64 "\n",
-		who, a->pc, a->pc - bias, a->w ? 'W' : 'R', a->size, a->addr);
+	const cobj *o = cobj_at(cobjs, ncobjs, a->pc);
+	char in[PATH_MAX + 32] = "";
+	if (o && ncobjs > 1)
+		snprintf(in, sizeof in, " in %s", o->path);
+	fprintf(stderr, "  %-8s pc 0x%" PRIx64 " (link 0x%" PRIx64 "%s) %c size %u addr 0x%" PRIx64
+		"\n", who, a->pc, o ? a->pc - o->bias : a->pc, in, a->w ? 'W' : 'R', a->size,
+		a->addr);
 }
 
 /* Matches lackey's sequence as an interleaving of the thread streams,
  * preferring the thread that matched last. */
-static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
+static int compare(const acc_vec *oracle, thread_vec *threads)
 {
 	size_t cur = 0, total = 0;
 	for (size_t t = 0; t < threads->n; t++)
 		total += threads->a[t].a.n;
 	for (size_t i = 0; i < oracle->n; i++) {
 		acc o = oracle->a[i];
-		o.pc += bias;
 		bool ok = false;
 		for (size_t k = 0; k < threads->n && !ok; k++) {
 			size_t t = (cur + k) % threads->n;
@@ -213,14 +251,12 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 			fprintf(stderr, "skel check: MISMATCH at access %zu of %zu (oracle):\n", i + 1,
 				oracle->n);
 			for (size_t c = i >= 3 ? i - 3 : 0; c < i; c++) {
-				acc p = oracle->a[c];
-				p.pc += bias;
-				print_acc("matched", &p, bias);
+				print_acc("matched", &oracle->a[c]);
 			}
-			print_acc("valgrind", &o, bias);
+			print_acc("valgrind", &o);
 			thread_trace *tt = &threads->a[cur];
 			if (tt->pos < tt->a.n)
-				print_acc("skel", &tt->a.a[tt->pos], bias);
+				print_acc("skel", &tt->a.a[tt->pos]);
 			else
 				fprintf(stderr, "  skel     (thread %zu's trace has ended)\n", cur);
 			fprintf(stderr, "check: %zu of %zu accesses matched before the first divergence\n", i,
@@ -233,7 +269,7 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 		if (tt->pos < tt->a.n) {
 			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
 				"accesses more than valgrind saw; first:\n", t, tt->a.n - tt->pos);
-			print_acc("skel", &tt->a.a[tt->pos], bias);
+			print_acc("skel", &tt->a.a[tt->pos]);
 			fprintf(stderr, "check: %zu accesses matched, %zu extra in the replay\n", oracle->n,
 			       total - oracle->n);
 			return 1;
@@ -242,6 +278,68 @@ static int compare(const acc_vec *oracle, thread_vec *threads, uint64_t bias)
 	fprintf(stderr, "check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
 	       oracle->n, total, threads->n, threads->n == 1 ? "" : "s");
 	return 0;
+}
+
+/* The executable, and each shared object the recording covered, at the
+ * number its entry words and map entries carry.  0, or -1 after saying
+ * why. */
+static int cobjs_open(const vt_streams *s, const char *app_path, uint64_t bias)
+{
+	size_t n = 1;
+	for (size_t i = 0; i < s->objects.n; i++)
+		if ((s->objects.v[i].flags & VT_OBJ_COVERED) && s->objects.v[i].index + 1 > n &&
+		    s->objects.v[i].index < PATCH_MAX_OBJECTS)
+			n = s->objects.v[i].index + 1;
+	cobjs = xcalloc(n, sizeof *cobjs);
+	ncobjs = n;
+	char err[ERR_LEN];
+	if (elf_open(&cobjs[0].b, app_path, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", app_path, err);
+		return -1;
+	}
+	cobjs[0] = (cobj){ .b = cobjs[0].b, .open = true, .bias = bias, .path = app_path };
+	for (size_t i = 0; i < s->objects.n; i++) {
+		const vt_object *o = &s->objects.v[i];
+		if (!(o->flags & VT_OBJ_COVERED) || o->index >= n)
+			continue;
+		cobj *c = &cobjs[o->index];
+		if (o->index && elf_open(&c->b, o->path, err) < 0) {
+			fprintf(stderr, "skel: %s: %s\n", o->path, err);
+			return -1;
+		}
+		c->open = true;
+		c->bias = o->bias;
+		c->lo = o->lo;
+		c->hi = o->hi;
+		if (o->index)
+			c->path = o->path;
+	}
+	return 0;
+}
+
+static void cobjs_close(void)
+{
+	for (size_t i = 0; i < ncobjs; i++)
+		if (cobjs[i].open)
+			elf_close(&cobjs[i].b);
+	free(cobjs);
+	cobjs = NULL;
+	ncobjs = 0;
+}
+
+/* A whole-process check compares the covered objects only: the others
+ * are named. */
+static void name_uncovered(const vt_streams *s)
+{
+	for (size_t i = 0; i < s->objects.n; i++) {
+		const vt_object *o = &s->objects.v[i];
+		const char *base = strrchr(o->path, '/');
+		base = base ? base + 1 : o->path;
+		if (!(o->flags & (VT_OBJ_COVERED | VT_OBJ_RECORDER)) && o->path[0] &&
+		    strncmp(base, "linux-vdso", 10))
+			fprintf(stderr, "check: not covered, its accesses not compared: %s\n",
+				o->path);
+	}
 }
 
 /* The logs of the program's children, lackey.PID.log. */
@@ -270,7 +368,12 @@ int cmd_check(int argc, char **argv)
 			app = i + 1 < argc ? argv + i + 1 : NULL;
 			break;
 		}
+	bool whole = false;
 	for (int i = 1; i < n; i++) {
+		if (!strcmp(argv[i], "--whole-process")) {
+			whole = true;
+			continue;
+		}
 		if (argv[i][0] == '-') {
 			fprintf(stderr, "skel: check: unknown option %s\n", argv[i]);
 			return 2;
@@ -278,7 +381,7 @@ int cmd_check(int argc, char **argv)
 		skel = argv[i];
 	}
 	if (!app) {
-		fprintf(stderr, "skel: check: usage: skel check [SKEL] -- APP [ARGS...]\n");
+		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [SKEL] -- APP [ARGS...]\n");
 		return 2;
 	}
 	char app_path[PATH_MAX];
@@ -318,7 +421,8 @@ int cmd_check(int argc, char **argv)
 		char self[PATH_MAX];
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
-		char *gav[] = { self, "gen", app_path, "-o", gen_path, NULL };
+		char *gav[] = { self, "gen", app_path, "-o", gen_path,
+				whole ? "--whole-process" : NULL, NULL };
 		if (run_wait(gav, NULL) != 0)
 			goto out;
 		skel = gen_path;
@@ -366,26 +470,25 @@ int cmd_check(int argc, char **argv)
 		bias = vt.header.image_base;
 		vtrace_close(&vt);
 	}
-	binary b;
-	char berr[ERR_LEN];
-	if (elf_open(&b, app_path, berr) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", app_path, berr);
+	if (cobjs_open(&s, app_path, bias) < 0) {
 		vtrace_streams_free(&s);
 		goto out;
 	}
 	acc_vec oracle = {0};
 	thread_vec threads = {0};
-	if (read_lackey(log, &s, &b, bias, &oracle) < 0 || read_replayed(trace, &threads) < 0)
+	if (read_lackey(log, &s, cobjs, ncobjs, &oracle) < 0 || read_replayed(trace, &threads) < 0)
 		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
 	else
-		rc = compare(&oracle, &threads, bias) || rr != 0;
+		rc = compare(&oracle, &threads) || rr != 0;
+	if (ncobjs > 1)
+		name_uncovered(&s);
 	if (rr == 3)
 		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
 	for (size_t t = 0; t < threads.n; t++)
 		free(threads.a[t].a.a);
 	free(threads.a);
 	free(oracle.a);
-	elf_close(&b);
+	cobjs_close();
 	vtrace_streams_free(&s);
 out:
 	if (!keep) {

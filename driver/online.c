@@ -113,7 +113,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 /* "SKEL [-o TRACE] [--format F] [--stats] -- APP ARGS": the options before
  * "--"; *skel stays NULL when none is given (skel trace). */
 static int parse(int argc, char **argv, bool want_skel, const char **skel, const char **out,
-		 const char **format, bool *stats, char ***app)
+		 const char **format, bool *stats, bool *whole, char ***app)
 {
 	int i;
 	*app = NULL;
@@ -129,6 +129,8 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			*format = argv[++i];
 		else if (!strcmp(argv[i], "--stats"))
 			*stats = true;
+		else if (whole && !strcmp(argv[i], "--whole-process"))
+			*whole = true;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return skel_usage_error("unknown option"), -1;
 		else if (want_skel && !*skel)
@@ -146,7 +148,7 @@ int cmd_run(int argc, char **argv)
 	const char *skel = NULL, *out = "-", *format = "text";
 	bool stats = false;
 	char **app;
-	if (parse(argc, argv, true, &skel, &out, &format, &stats, &app) < 0)
+	if (parse(argc, argv, true, &skel, &out, &format, &stats, NULL, &app) < 0)
 		return 2;
 	if (!skel || !app)
 		return skel_usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
@@ -157,29 +159,10 @@ int cmd_run(int argc, char **argv)
 	return online_run(skel, out, format, stats, app_path, app);
 }
 
-/* The cache: $XDG_CACHE_HOME/skel, else ~/.cache/skel. */
-static void cache_path(char *out, size_t n, const char *name)
-{
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *h = getenv("HOME");
-	char dir[PATH_MAX];
-	if (x && *x)
-		snprintf(dir, sizeof dir, "%s/skel", x);
-	else
-		snprintf(dir, sizeof dir, "%s/.cache/skel", h && *h ? h : "/tmp");
-	for (char *p = dir + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	mkdir(dir, 0755);
-	snprintf(out, n, "%s/%s", dir, name);
-}
-
-/* The skeleton of APP, from the cache or generated into it: <id>.c, made
- * again when this skel executable is newer than the cached file. */
-static int cached_skeleton(const char *app, char *path, size_t n)
+/* The skeleton of APP, from the cache or generated into it (<id>.c, see
+ * skeleton_cached); with WHOLE, <id>-whole.c: the same followed by the
+ * SKEL-OBJECTS block, made again when older than <id>.c. */
+static int cached_skeleton(const char *app, bool whole, char *path, size_t n)
 {
 	binary b;
 	char err[ERR_LEN];
@@ -189,64 +172,62 @@ static int cached_skeleton(const char *app, char *path, size_t n)
 		elf_close(&b);
 		return 1;
 	}
-	char name[200], id[160];
+	char id[160];
 	snprintf(id, sizeof id, "%s", b.id_hex);
-	snprintf(name, sizeof name, "%s.c", id);
 	elf_close(&b);
-	cache_path(path, n, name);
-	char targets[PATH_MAX];
-	snprintf(name, sizeof name, "%s.targets", id);
-	cache_path(targets, sizeof targets, name);
-	struct stat cs, ss, ts;
-	if (stat(path, &cs) == 0 &&
-	    (stat("/proc/self/exe", &ss) < 0 || ss.st_mtime <= cs.st_mtime) &&
-	    (stat(targets, &ts) < 0 || ts.st_mtime < cs.st_mtime))
+	if (skeleton_cached(app, id, "trace", path, n))
+		return 1;
+	if (!whole)
 		return 0;
-	program p;
-	if (load_analyzed(&p, app, "trace", err) < 0)
-		return skel_fail(app, err);
+	char wpath[PATH_MAX];
+	snprintf(wpath, sizeof wpath, "%s/%s-whole.c", cache_dir(), id);
+	struct stat ms, ws;
+	if (stat(wpath, &ws) == 0 && stat(path, &ms) == 0 && ms.st_mtime <= ws.st_mtime) {
+		snprintf(path, n, "%s", wpath);
+		return 0;
+	}
+	size_t len;
+	char *text = read_text(path, &len);
+	if (!text)
+		return skel_fail(path, strerror(errno));
 	char tmp[PATH_MAX + 32];
-	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	snprintf(tmp, sizeof tmp, "%s.%d", wpath, (int)getpid());
 	tmp_track(tmp);
 	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		program_free(&p);
-		tmp_untrack(tmp);
-		return skel_fail(tmp, strerror(errno));
+	int rc = f ? 0 : -1;
+	if (f) {
+		fwrite(text, 1, len, f);
+		rc = objects_gen(f, app, NULL, err);
+		if (fclose(f) != 0 && rc == 0) {
+			rc = -1;
+			snprintf(err, sizeof err, "%s: write error", tmp);
+		}
+	} else {
+		snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
 	}
-	skel_opts o = { 0 };
-	o.app = app;
-	patch pt;
-	skel_stats st;
-	int rc = skel_generate(f, &p, &o, &pt, &st, err);
-	if (fclose(f) != 0 && rc == 0) {
-		rc = -1;
-		snprintf(err, sizeof err, "%s: write error", tmp);
-	}
-	patch_free(&pt);
-	program_free(&p);
-	if (rc < 0 || rename(tmp, path) != 0) {
+	free(text);
+	if (rc < 0 || rename(tmp, wpath) != 0) {
 		tmp_remove(tmp);
 		return skel_fail(app, rc < 0 ? err : strerror(errno));
 	}
 	tmp_untrack(tmp);
-	fprintf(stderr, "skel: trace: skeleton of %s generated: %u routines, %" PRIu64
-		" probes, cached as %s\n", app, st.routines, st.probes, path);
+	snprintf(path, n, "%s", wpath);
 	return 0;
 }
 
 int cmd_trace(int argc, char **argv)
 {
 	const char *skel = NULL, *out = "-", *format = "text";
-	bool stats = false;
+	bool stats = false, whole = false;
 	char **app;
-	if (parse(argc, argv, false, &skel, &out, &format, &stats, &app) < 0)
+	if (parse(argc, argv, false, &skel, &out, &format, &stats, &whole, &app) < 0)
 		return 2;
 	if (!app)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
-				   "-- APP [ARGS...]");
+				   "[--whole-process] -- APP [ARGS...]");
 	char app_path[PATH_MAX], path[PATH_MAX];
-	if (skel_find_app(app[0], app_path) < 0 || cached_skeleton(app_path, path, sizeof path))
+	if (skel_find_app(app[0], app_path) < 0 ||
+	    cached_skeleton(app_path, whole, path, sizeof path))
 		return 1;
 	return online_run(path, out, format, stats, app_path, app);
 }

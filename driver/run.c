@@ -144,7 +144,6 @@ int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t
 	return 0;
 }
 
-static const char *cache_dir(void);
 /* Indirect-jump targets a replay found outside the skeleton are noted in
  * the cache beside the binary's identity; every later analysis of that
  * binary follows them (so the second run is never a dead end). */
@@ -153,7 +152,7 @@ static void targets_path(const char *id_hex, char *out, size_t n)
 	snprintf(out, n, "%s/%s.targets", cache_dir(), id_hex);
 }
 
-static const char *cache_dir(void)
+const char *cache_dir(void)
 {
 	static char dir[PATH_MAX];
 	const char *x = getenv("XDG_CACHE_HOME");
@@ -361,13 +360,17 @@ typedef struct build {
 	VEC(pid_t) pids;
 	VEC(char *) link;                       /* the link's argv */
 	bool ok;
+	bool module;                            /* a shared object's skeleton:
+						   -fPIC, no runtime, -shared */
 } build;
 
 /* cc [flags] -c -o obj src, in the background. */
 static void build_compile(build *b, char *const flags[2], char *obj, char *src)
 {
 	char *av[] = { (char *)b->cc, "-pipe", "-Wall", "-Werror", "-std=gnu11", "-DSK_ROUTINE=",
-		       b->inc1, b->inc2, "-c", "-o", obj, src, flags[0], flags[1], NULL };
+		       b->inc1, b->inc2, "-c", "-o", obj, src, flags[0], flags[1], NULL, NULL };
+	if (b->module)	/* after the flags: they may end early (NULL) */
+		av[flags[0] ? flags[1] ? 14 : 13 : 12] = "-fPIC";
 	pid_t pid = spawn(av);
 	vec_push(b->pids, pid);
 	b->ok &= pid > 0;
@@ -481,6 +484,12 @@ static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
 	vec_push(b->link, (char *)b->cc);
 	vec_push(b->link, "-o");
 	vec_push(b->link, tmp);
+	if (b->module) {
+		/* its own routines bind inside it, whatever the replayer
+		 * (linked -rdynamic) or other modules define */
+		vec_push(b->link, "-shared");
+		vec_push(b->link, "-Wl,-Bsymbolic");
+	}
 	tmp_track(tmp);
 	snprintf(b->dir, sizeof b->dir, "%s/build-XXXXXX", b->cache);
 	b->ok = tmp_mkdtemp(b->dir) != NULL;
@@ -488,7 +497,7 @@ static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
 		skel_fail(b->dir, strerror(errno));
 	else
 		build_units(b, units, nunits, parts, text, prelude, hot, cold);
-	if (b->ok)
+	if (b->ok && !b->module)
 		build_runtime(b, rh);
 	build_wait(b);
 	for (size_t i = 0; i < NRUNTIME; i++)
@@ -496,7 +505,10 @@ static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
 			tmp_remove(b->rt_tmp[i]);
 		else if (b->rt_tmp[i][0])
 			tmp_untrack(b->rt_tmp[i]);
-	vec_push(b->link, "-lpthread");
+	if (!b->module) {
+		vec_push(b->link, "-rdynamic");	/* for the modules (SKEL_MODULES) */
+		vec_push(b->link, "-lpthread");
+	}
 	vec_push(b->link, NULL);
 	if (b->ok)
 		b->ok = run_wait(b->link.a, NULL) == 0 && rename(tmp, out) == 0;
@@ -522,7 +534,24 @@ static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
 	return b->ok ? 0 : -1;
 }
 
+static char *compile_one(const char *skel_path, bool module);
+
 char *compile_skeleton(const char *skel_path)
+{
+	char *out = compile_one(skel_path, false);
+	if (out && objects_compile(skel_path) < 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *compile_module(const char *skel_path)
+{
+	return compile_one(skel_path, true);
+}
+
+static char *compile_one(const char *skel_path, bool module)
 {
 	size_t len;
 	char *text = read_text(skel_path, &len);
@@ -537,7 +566,7 @@ char *compile_skeleton(const char *skel_path)
 		return NULL;
 	}
 	build b = { .cc = getenv("CC") ? getenv("CC") : "gcc", .home = skel_home(),
-		    .cache = cache_dir(), .skel_path = skel_path };
+		    .cache = cache_dir(), .skel_path = skel_path, .module = module };
 	snprintf(b.inc1, sizeof b.inc1, "-I%s/replay", b.home);
 	snprintf(b.inc2, sizeof b.inc2, "-I%s", b.home);
 	char *hot[2], *cold[2], obuf[8];
@@ -556,7 +585,10 @@ char *compile_skeleton(const char *skel_path)
 		h = skel_fnv1a64(h, f ? f : "", f ? strlen(f) + 1 : 1);
 	}
 	char *out = xmalloc(PATH_MAX);
-	snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, b.cache, h);
+	if (module)
+		snprintf(out, PATH_MAX, "%s/mod-%016" PRIx64 ".so", b.cache, h);
+	else
+		snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, b.cache, h);
 	if (!exists(out) && build_replayer(&b, text, len, rh, hot, cold, out) < 0) {
 		free(out);
 		out = NULL;
@@ -595,6 +627,8 @@ int cmd_gen(int argc, char **argv)
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
 	char app_path[PATH_MAX];
 	skel_opts o = {0};
+	bool whole = false;
+	VEC(char *) only = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
@@ -602,6 +636,12 @@ int cmd_gen(int argc, char **argv)
 			patch_out = argv[++i];
 		else if (!strcmp(argv[i], "--all-accesses"))
 			o.all_accesses = true;
+		else if (!strcmp(argv[i], "--whole-process"))
+			whole = true;
+		else if (!strcmp(argv[i], "--object") && i + 1 < argc) {
+			whole = true;
+			vec_push(only, argv[++i]);
+		}
 		else if (argv[i][0] == '-')
 			return skel_usage_error("gen: unknown option");
 		else if (!app)
@@ -627,6 +667,11 @@ int cmd_gen(int argc, char **argv)
 	patch pt;
 	skel_stats st;
 	int rc = skel_generate(f, &p, &o, &pt, &st, err);
+	if (only.n)
+		vec_push(only, NULL);
+	if (rc == 0 && whole && objects_gen(f, app, only.a, err) < 0)
+		rc = -1;
+	free(only.a);
 	if (out)
 		fclose(f);
 	if (rc == 0 && patch_out) {
@@ -717,11 +762,22 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		return -1;
 	}
 	char *ptext = skel_extract_patch(text);
+	char *more = ptext ? objects_patches(skel_path, text) : NULL;
 	free(text);
 	if (!ptext) {
 		skel_fail(skel_path, "no embedded patch (SKEL-PATCH-BEGIN missing)");
 		return -1;
 	}
+	if (!more) {
+		free(ptext);
+		return -1;
+	}
+	if (*more) {	/* the modules' sections after the executable's */
+		size_t a = strlen(ptext), b = strlen(more);
+		ptext = xrealloc(ptext, a + b + 1);
+		memcpy(ptext + a, more, b + 1);
+	}
+	free(more);
 	char *patch_path = patch_out;
 	snprintf(patch_path, PATH_MAX, "%s/skel-patch-XXXXXX", tmp_dir());
 	int fd = tmp_mkstemp(patch_path);
@@ -822,6 +878,12 @@ int cmd_record(int argc, char **argv)
 	if (rc >= 128)
 		fprintf(stderr, "skel: %s: killed by signal %d; the values recorded up to then are in %s\n",
 			app[0], rc - 128, out);
+	/* the recorder refused (it said why): the program ran, unrecorded */
+	if (access(out, F_OK) != 0) {
+		fprintf(stderr, "skel: %s: nothing was recorded (see the recorder's message above)\n",
+			out);
+		return rc ? rc : 1;
+	}
 	return rc;
 }
 

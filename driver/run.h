@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 int cmd_gen(int argc, char **argv);
@@ -28,6 +29,31 @@ int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t
 /* Compiles the skeleton (cached by content hash); returns the path of the
  * replayer program (malloc'd) or NULL after printing why. */
 char *compile_skeleton(const char *skel_path);
+/* A shared object's skeleton, as a module the replayer loads (cached
+ * mod-HASH.so); its path (malloc'd) or NULL after printing why. */
+char *compile_module(const char *skel_path);
+/* $XDG_CACHE_HOME/skel (else ~/.cache/skel), made if missing */
+const char *cache_dir(void);
+
+/* Whole-process skeletons (objects.c).  `skel gen --whole-process` ends
+ * the executable's skeleton with a SKEL-OBJECTS block naming the shared
+ * objects it loads; each has a skeleton of its own in the cache,
+ * ID.c, made here when missing or older than skel.  ONLY (NULL-ended,
+ * or NULL for all) restricts them to those named (file name, DT_NEEDED
+ * name, soname or path). */
+int objects_gen(FILE *skel_out, const char *app, char *const *only, char err[256]);
+/* The skeleton of the binary BIN (identity ID_HEX) in the cache, ID.c,
+ * generated when missing or older than skel or than its noted targets;
+ * its path in PATH.  0, or 1 after saying why (WHY prefixes messages). */
+int skeleton_cached(const char *bin, const char *id_hex, const char *why,
+		    char *path, size_t n);
+/* The sections the recorder needs beside the executable's patch: the
+ * patches of the modules the skeleton text names, concatenated (malloc'd,
+ * "" when it names none), or NULL after printing why. */
+char *objects_patches(const char *skel_path, const char *text);
+/* Compiles the modules the skeleton names and puts their .so files in
+ * SKEL_MODULES for the replayer.  0, or -1 after printing why. */
+int objects_compile(const char *skel_path);
 /* Runs APP_PATH (found by skel_find_app) under the recorder, with
  * app_argv as its argv (argv[0] as the user typed it); returns the exit
  * status as a shell would report it (128+signal when killed), or -1 when

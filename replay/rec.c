@@ -103,12 +103,13 @@ typedef struct rec_scan {
 static rec_scan rec_last;
 static int rec_section_found[PATCH_MAX_OBJECTS];
 
-/* skel check drops valgrind's accesses before the first instruction of
- * this function: it runs once, right after every covered object is
- * patched.  Its one volatile load makes sure it has an instruction of its
+/* The marker: skel check compares valgrind's accesses between the first
+ * two runs of this function: right after every covered object is
+ * patched, and at the recorder's end (rec_finish), after which nothing is
+ * recorded.  Its one volatile load makes sure it has an instruction of its
  * own. */
 static volatile int rec_started_word;
-__attribute__((noinline, noclone)) static void rec_started(void)
+__attribute__((noinline, noclone)) void rec_started(void)
 {
 	(void)rec_started_word;
 }

@@ -256,6 +256,8 @@ void rec_on_thread_exit(void *p);
 void rec_flush_all_dying(void);
 void rec_flusher_start(void);
 void rec_stats(const char *when);
+/* The marker skel check starts and stops comparing at (rec.c). */
+void rec_started(void);
 void rec_finish(uint32_t how);
 void rec_event(uint32_t type, void *payload, size_t n);
 

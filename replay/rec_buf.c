@@ -472,6 +472,7 @@ void rec_finish(uint32_t how)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
+	rec_started();	/* from here on, nothing of this thread is recorded */
 	rec_thread_end(rec_self);
 	sigset_t old;
 	rec_block_all(&old);

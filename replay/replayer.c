@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +38,10 @@
 
 extern const char sk_binary_id[];
 extern const unsigned long long sk_patch_hash;
+extern const uint64_t sk_entry_pcs[] __attribute__((weak));
+extern const unsigned sk_nentry_pcs __attribute__((weak));
+extern const uint64_t sk_code_ranges[] __attribute__((weak));
+extern const unsigned sk_ncode_ranges __attribute__((weak));
 extern const char *const sk_routine_names[];
 extern const unsigned sk_nroutines;
 /* weak: a skeleton from before per-scope stats has none */
@@ -44,6 +49,187 @@ extern const sk_scope sk_scopes[] __attribute__((weak));
 extern const unsigned sk_nscopes __attribute__((weak));
 extern const sk_pc_scope sk_pc_scopes[] __attribute__((weak));
 extern const unsigned sk_npc_scopes __attribute__((weak));
+
+/* ------------------------------------------------------------ objects
+ *
+ * A whole-process recording has one skeleton per covered object: the
+ * executable's is linked in (module 0), the shared objects' are loaded with
+ * dlopen from the files SKEL_MODULES names (colon-separated, the driver
+ * compiles them).  The OBJECTS chunk says which object has which number in
+ * the entry words, its load bias and the patch it was recorded with;
+ * sk_dispatch enters the skeleton of the object an entry word names. */
+struct sk_module {
+	const char *binary_id;		/* hex identity */
+	unsigned long long patch_hash;
+	void (*dispatch)(sk_thread *, uint64_t);
+	const uint64_t *entry_pcs;	/* sorted, for sk_ijump_other */
+	unsigned nentry_pcs;
+	const uint64_t *code_ranges;
+	unsigned ncode_ranges;
+	const char *file;		/* the module's .so, NULL: linked in */
+	const char *object;		/* the object's path as recorded */
+	uint64_t bias;
+	uint32_t index;			/* in entry words */
+	bool bound;			/* the recording covered it */
+};
+
+static sk_module mods[PATCH_MAX_OBJECTS];
+static size_t nmods;
+static sk_module *by_index[PATCH_MAX_OBJECTS];
+static vt_objects objs;			/* every object, covered or not */
+
+static void *module_sym(void *h, const char *file, const char *name, bool need)
+{
+	void *p = dlsym(h, name);
+	if (!p && need) {
+		fprintf(stderr, "skel: %s: not a skeleton module (no %s)\n", file, name);
+		exit(2);
+	}
+	return p;
+}
+
+/* Module 0 from the linked skeleton, then those SKEL_MODULES names. */
+static void modules_load(void)
+{
+	mods[0] = (sk_module){ .binary_id = sk_binary_id, .patch_hash = sk_patch_hash,
+			       .dispatch = sk_module_dispatch };
+	if (&sk_nentry_pcs) {
+		mods[0].entry_pcs = sk_entry_pcs;
+		mods[0].nentry_pcs = sk_nentry_pcs;
+	}
+	if (&sk_ncode_ranges) {
+		mods[0].code_ranges = sk_code_ranges;
+		mods[0].ncode_ranges = sk_ncode_ranges;
+	}
+	nmods = 1;
+	const char *env = getenv("SKEL_MODULES");
+	char *list = env ? strdup(env) : NULL, *save = NULL;
+	for (char *f = list ? strtok_r(list, ":", &save) : NULL; f; f = strtok_r(NULL, ":", &save)) {
+		if (nmods == PATCH_MAX_OBJECTS)
+			break;
+		void *h = dlopen(f, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "skel: %s: cannot load the skeleton module: %s\n", f, dlerror());
+			exit(2);
+		}
+		sk_module *m = &mods[nmods++];
+		m->file = strdup(f);
+		m->binary_id = module_sym(h, f, "sk_binary_id", true);
+		m->patch_hash = *(const unsigned long long *)module_sym(h, f, "sk_patch_hash", true);
+		*(void **)&m->dispatch = module_sym(h, f, "sk_module_dispatch", true);
+		const unsigned *n = module_sym(h, f, "sk_nentry_pcs", false);
+		if (n) {
+			m->entry_pcs = module_sym(h, f, "sk_entry_pcs", true);
+			m->nentry_pcs = *n;
+		}
+		n = module_sym(h, f, "sk_ncode_ranges", false);
+		if (n) {
+			m->code_ranges = module_sym(h, f, "sk_code_ranges", true);
+			m->ncode_ranges = *n;
+		}
+	}
+	free(list);
+	mods[0].bound = true;
+	by_index[0] = &mods[0];
+}
+
+static void hex_bytes(const uint8_t *b, uint32_t n, char *out)
+{
+	if (n > SKEL_ID_MAX)
+		n = SKEL_ID_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * n] = 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* The objects of an OBJECTS chunk get their skeletons.  0, or -1 after
+ * saying why (a covered object without a module, or recorded with another
+ * skeleton of it). */
+static int modules_bind(const uint8_t *payload, size_t n, const char *what)
+{
+	size_t first = objs.n;
+	if (vt_objects_add(&objs, payload, n) < 0) {
+		fprintf(stderr, "skel: replay: out of memory\n");
+		exit(2);
+	}
+	for (size_t i = first; i < objs.n; i++) {
+		const vt_object *o = &objs.v[i];
+		if (!(o->flags & VT_OBJ_COVERED) || o->index == 0)
+			continue;
+		char id[2 * SKEL_ID_MAX + 1];
+		hex_bytes(o->id, o->id_len, id);
+		sk_module *m = NULL;
+		for (size_t k = 1; k < nmods && !m; k++)
+			if (!strcmp(mods[k].binary_id, id))
+				m = &mods[k];
+		if (o->index >= PATCH_MAX_OBJECTS) {
+			fprintf(stderr, "skel: %s: object %s has number %u, beyond %d\n", what,
+				o->path, o->index, PATCH_MAX_OBJECTS);
+			return -1;
+		}
+		if (!m) {
+			fprintf(stderr, "skel: %s: %s (%s) was recorded, but no skeleton module "
+				"of it was given\n", what, o->path, id);
+			return -1;
+		}
+		if (m->patch_hash != o->patch_hash) {
+			fprintf(stderr, "skel: %s: %s was recorded with another skeleton of it "
+				"(patch %016llx, the module's is %016llx); record again\n", what,
+				o->path, (unsigned long long)o->patch_hash, m->patch_hash);
+			return -1;
+		}
+		m->bias = o->bias;
+		m->index = o->index;
+		m->object = o->path;
+		m->bound = true;
+		by_index[o->index] = m;
+	}
+	return 0;
+}
+
+/* runtime address `a` lies in an object other than m's */
+static bool other_object(const sk_module *m, uint64_t a)
+{
+	for (size_t i = 0; i < objs.n; i++) {
+		const vt_object *o = &objs.v[i];
+		if (a >= o->lo && a < o->hi)
+			return !(o->flags & VT_OBJ_COVERED) || o->index != m->index;
+	}
+	return false;
+}
+
+/* The objects the trace does not cover, named once (whole-process
+ * recordings only: with the executable alone, that is the user's choice). */
+static void report_uncovered(const char *what)
+{
+	bool whole = false;
+	for (size_t i = 0; i < objs.n; i++)
+		whole |= (objs.v[i].flags & VT_OBJ_COVERED) && objs.v[i].index;
+	if (!whole)
+		return;
+	char names[1024];
+	size_t len = 0;
+	int n = 0;
+	names[0] = 0;
+	for (size_t i = 0; i < objs.n; i++) {
+		const vt_object *o = &objs.v[i];
+		if (o->flags & (VT_OBJ_COVERED | VT_OBJ_RECORDER) || !o->path[0] ||
+		    !strncmp(base_name(o->path), "linux-vdso", 10))
+			continue;
+		n++;
+		if (len < sizeof names - 200)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+						len ? ", " : "", o->path);
+	}
+	if (n)
+		fprintf(stderr, "skel: %s: not traced (no skeleton): %s\n", what, names);
+}
 
 enum fmt { F_TEXT, F_BIN, F_LACKEY, F_DIN, F_CSV, F_COUNT };
 static const char *const fmt_names[] = { "text", "bin", "lackey", "din", "csv", "count" };
@@ -371,7 +557,7 @@ static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	lines_pages_add(&s->lines, &s->pages, size, addr);
-	if (have_scopes())
+	if (have_scopes() && s->t.mod == &mods[0])
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
 
@@ -487,28 +673,28 @@ void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
 	longjmp(s->end, 2);
 }
 
-extern const uint64_t sk_entry_pcs[] __attribute__((weak));
-extern const unsigned sk_nentry_pcs __attribute__((weak));
-extern const uint64_t sk_code_ranges[] __attribute__((weak));
-extern const unsigned sk_ncode_ranges __attribute__((weak));
-
 void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 {
-	if (&sk_nentry_pcs) {
-		size_t lo = 0, hi = sk_nentry_pcs;
+	const sk_module *m = t->mod;
+	if (m->entry_pcs) {
+		size_t lo = 0, hi = m->nentry_pcs;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (sk_entry_pcs[mid] < to)
+			if (m->entry_pcs[mid] < to)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo < sk_nentry_pcs && sk_entry_pcs[lo] == to)
+		if (lo < m->nentry_pcs && m->entry_pcs[lo] == to)
 			return;
 	}
-	bool inside = !&sk_ncode_ranges;
-	for (unsigned i = 0; !inside && i < sk_ncode_ranges; i++)
-		inside = to >= sk_code_ranges[2 * i] && to < sk_code_ranges[2 * i + 1];
+	/* into another object: its entry word comes next, if it has a
+	 * skeleton */
+	if (other_object(m, to + t->bias))
+		return;
+	bool inside = !m->code_ranges;
+	for (unsigned i = 0; !inside && i < m->ncode_ranges; i++)
+		inside = to >= m->code_ranges[2 * i] && to < m->code_ranges[2 * i + 1];
 	if (!inside)
 		return;
 	/* noted for the next analysis of this binary, in the cache where the
@@ -518,10 +704,10 @@ void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	if (!out || !*out) {
 		if (x && *x)
-			snprintf(path, sizeof path, "%s/skel/%s.targets", x, sk_binary_id);
+			snprintf(path, sizeof path, "%s/skel/%s.targets", x, m->binary_id);
 		else
 			snprintf(path, sizeof path, "%s/.cache/skel/%s.targets", h && *h ? h : "/tmp",
-				 sk_binary_id);
+				 m->binary_id);
 		out = path;
 	}
 	FILE *f = fopen(out, "a");
@@ -533,6 +719,39 @@ void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 			to, pc, out);
 	}
 	sk_desync(t, pc, "indirect jump to a target the analysis did not find", to);
+}
+
+/* The pc a crashed thread died at, when it lies in m (sk_crashed). */
+static uint64_t crash_pc_in(const stream *s, const sk_module *m)
+{
+	return s->crashed && s->crash.pc && s->crash.object == m->index
+		? s->crash.pc : UINT64_MAX;
+}
+
+static void module_enter(sk_thread *t, const sk_module *m)
+{
+	t->mod = m;
+	t->bias = m->bias;
+	t->mbits = (uint64_t)m->index << 32;
+	t->crash_pc = crash_pc_in(t->sink, m);
+}
+
+void sk_dispatch(sk_thread *t, uint64_t word)
+{
+	const sk_module *m = &mods[0];
+	if (SK_IS_ENTRY(word) && SK_ENTRY_OBJECT(word)) {
+		m = by_index[SK_ENTRY_OBJECT(word)];
+		if (!m)
+			sk_desync(t, 0, "an entry of an object without a skeleton", word);
+	}
+	if (m == t->mod) {
+		m->dispatch(t, word);
+		return;
+	}
+	const sk_module *was = t->mod;
+	module_enter(t, m);
+	m->dispatch(t, word);
+	module_enter(t, was);
 }
 
 static void *replay_stream(void *arg)
@@ -589,6 +808,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.sink = s;
 	s->t.count_only = format == F_COUNT && !stats;
 	s->t.crash_pc = UINT64_MAX;
+	mods[0].bias = bias;
+	s->t.mod = &mods[0];
 	s->f = out;
 	s->spill = spill;
 	return s;
@@ -802,6 +1023,21 @@ static bool report_exec(const char *what, const vt_exec *e)
 	return true;
 }
 
+static int objects_bind_all(const vt_objects *o, const char *what)
+{
+	if (!o->n)
+		return 0;
+	size_t n = 8 + o->n * sizeof(vt_object);
+	uint8_t *p = malloc(n);
+	if (!p)
+		return -1;
+	memcpy(p, &o->marker, 8);
+	memcpy(p + 8, o->v, o->n * sizeof(vt_object));
+	int rc = modules_bind(p, n, what);
+	free(p);
+	return rc;
+}
+
 static int replay_file(const char *values, FILE *out, bool quiet)
 {
 	char err[FMT_ERR_LEN];
@@ -818,6 +1054,11 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	/* the words are read in place, one segment per VALUES chunk */
 	vt_streams st;
 	vtrace_streams_ref(&vt, &st);
+	if (objects_bind_all(&st.objects, values) < 0) {
+		vtrace_streams_free(&st);
+		vtrace_close(&vt);
+		return 2;
+	}
 	int rc = 0;
 	totals tot = { .count = { 0, 0 } };
 	begin_output(out);
@@ -829,7 +1070,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->finished = true;
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
-		s->t.crash_pc = vs->crashed && vs->crash.pc ? vs->crash.pc : UINT64_MAX;
+		s->t.crash_pc = crash_pc_in(s, &mods[0]);
 		for (size_t r = 0; r < vs->nruns || r == 0; r++) {
 			seg *g = calloc(1, sizeof *g);
 			if (!g) {
@@ -1040,6 +1281,13 @@ static int replay_fd(FILE *out, bool quiet)
 				memcpy(&exec, p, sizeof exec);
 				exec.path[sizeof exec.path - 1] = 0;
 			}
+			/* before any word of those objects: the skeletons'
+			 * threads see them bound (the queue's mutex orders) */
+			if (c.type == VT_OBJECTS && modules_bind(p, c.payload_bytes, what) < 0) {
+				free(p);
+				snprintf(err, sizeof err, "cannot replay the objects recorded");
+				break;
+			}
 			free(p);
 			continue;
 		}
@@ -1074,7 +1322,7 @@ static int replay_fd(FILE *out, bool quiet)
 				s->crashed = true;
 				memcpy(&s->crash, p, sizeof s->crash);
 				s->finished = true;
-				if (s->crash.pc)
+				if (s->crash.pc && s->crash.object == 0)
 					__atomic_store_n(&s->t.crash_pc, s->crash.pc, __ATOMIC_RELAXED);
 			}
 			pthread_cond_broadcast(&more);
@@ -1209,7 +1457,9 @@ int main(int argc, char **argv)
 			drain();
 		return 2;
 	}
+	modules_load();
 	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
+	report_uncovered(online ? "run" : values);
 	if (fflush(out) != 0) {
 		fprintf(stderr, "skel: %s: write error\n", out_path);
 		rc = 2;

@@ -17,22 +17,31 @@
 #define SK_ENTRY_BASE 0xe7e7000000000000ull
 #define SK_ENTRY(id) (SK_ENTRY_BASE + (uint64_t)(id))
 #define SK_RETURNED 0xe7e6ffffffffffffull
+/* In a whole-process recording, the entry words of object k (its section
+ * of the patch, format.h) carry k in bits 32..47. */
+#define SK_ENTRY_OBJECT(w) ((uint32_t)((w) >> 32) & 0xffffu)
+#define SK_IS_ENTRY(w) (((w) & 0xffff000000000000ull) == SK_ENTRY_BASE)
 
 enum { SK_R = 0, SK_W = 1 };
 
 typedef struct sk_thread sk_thread;
+typedef struct sk_module sk_module;
 
 struct sk_thread {
 	const uint64_t *w, *end;    /* the stream's words not yet read */
 	const uint64_t *begin;
-	uint64_t bias;              /* load bias: runtime = link-time + bias */
+	uint64_t bias;              /* load bias of the object whose skeleton
+	                             * runs: runtime = link-time + bias */
+	uint64_t mbits;             /* its number in entry words (bits 32..47) */
+	const sk_module *mod;       /* the replayer's view of it */
 	uint64_t count[2];          /* accesses by kind */
 	uint64_t bytes[2];
 	int count_only;             /* sink: counting, no output */
 	void *sink;                 /* replayer's output state */
 	uint32_t thread;
 	uint32_t depth;             /* skeleton call depth (for reports) */
-	uint64_t crash_pc;          /* link-time pc the thread died at, or ~0 */
+	uint64_t crash_pc;          /* link-time pc the thread died at, in the
+	                             * running object, or ~0 */
 };
 
 /* Out of words (sk_in's slow path).  Online (skel run) the replayer waits
@@ -50,7 +59,12 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
  * crash pc): if so its access did not happen and this does not return;
  * online, when more words turn out to follow, it returns. */
 void sk_crashed(sk_thread *t);
+/* A control word at top level or during an external call: a routine
+ * entry of some object (the replayer runs that object's skeleton, see
+ * sk_module_dispatch) or a desynchronisation. */
 void sk_dispatch(sk_thread *t, uint64_t word);
+/* Generated in each skeleton: the entries of its own routines. */
+void sk_module_dispatch(sk_thread *t, uint64_t word);
 /* An indirect jump to `to` (link-time) that is none of the jumping
  * routine's blocks: returns when it is an indirect tail call (the start of
  * a routine entered by entry word, or code outside the analyzed program),
@@ -81,7 +95,7 @@ static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, ui
 static inline void sk_enter(sk_thread *t, uint64_t pc, uint32_t id)
 {
 	uint64_t w = sk_in(t);
-	if (w != SK_ENTRY(id))
+	if (w != SK_ENTRY(id) + t->mbits)
 		sk_desync(t, pc, "expected the entry of the called routine", w);
 }
 

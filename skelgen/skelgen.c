@@ -890,14 +890,16 @@ static void emit_header(gen *g)
 		}
 }
 
-/* sk_dispatch runs at every entry from unanalyzed code: hot.  The tables
+/* sk_module_dispatch runs at every entry from unanalyzed code: hot.  The tables
  * after it (and those of emit_scopes, and the patch) are data: cold. */
 static void emit_dispatch(gen *g)
 {
 	char nb[256];
 	FILE *f = g->f;
-	fprintf(f, "\n%shot */\nvoid sk_dispatch(sk_thread *t, uint64_t word)\n{\n\tswitch (word) {\n",
-		SKEL_UNIT_MARK);
+	/* the replayer's sk_dispatch picks the object's skeleton by the
+	 * object number in the word (t->mbits) and calls this */
+	fprintf(f, "\n%shot */\nvoid sk_module_dispatch(sk_thread *t, uint64_t word)\n"
+		"{\n\tswitch (word - t->mbits) {\n", SKEL_UNIT_MARK);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		if (g->p->routines[i].nblocks && !g->internal[i])
 			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",

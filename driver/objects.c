@@ -1,0 +1,246 @@
+/* objects.c — whole-process skeletons: the shared objects a program loads
+ * each get a skeleton of their own ("module"), generated once per object
+ * identity into the cache and compiled once into a shared object the
+ * replayer loads (replay/replayer.c, SKEL_MODULES).  The executable's
+ * skeleton names its modules in a SKEL-OBJECTS block at its end:
+ *
+ *     SKEL-OBJECTS
+ *     object ID-HEX PATH
+ *     SKEL-OBJECTS-END
+ *
+ * (inside a C comment), in the loader's order.  The recorder gets one patch
+ * of several sections (format.h, patch_set): the executable's, then each
+ * module's; it patches those it finds loaded, by identity. */
+#include "driver/run.h"
+#include "analyzer/analyzer.h"
+#include "analyzer/util.h"
+#include "skelgen/skelgen.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OBJ_BEGIN "/* SKEL-OBJECTS\n"
+#define OBJ_END "SKEL-OBJECTS-END */"
+
+int skeleton_cached(const char *bin, const char *id_hex, const char *why,
+		    char *path, size_t n)
+{
+	char name[200];
+	snprintf(name, sizeof name, "%s/%s.c", cache_dir(), id_hex);
+	snprintf(path, n, "%s", name);
+	char targets[PATH_MAX];
+	snprintf(targets, sizeof targets, "%s/%s.targets", cache_dir(), id_hex);
+	struct stat cs, ss, ts;
+	if (stat(path, &cs) == 0 &&
+	    (stat("/proc/self/exe", &ss) < 0 || ss.st_mtime <= cs.st_mtime) &&
+	    (stat(targets, &ts) < 0 || ts.st_mtime < cs.st_mtime))
+		return 0;
+	program p;
+	char err[ERR_LEN];
+	if (load_analyzed(&p, bin, why, err) < 0)
+		return skel_fail(bin, err);
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	tmp_track(tmp);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		program_free(&p);
+		tmp_untrack(tmp);
+		return skel_fail(tmp, strerror(errno));
+	}
+	skel_opts o = { .app = bin };
+	patch pt;
+	skel_stats st;
+	int rc = skel_generate(f, &p, &o, &pt, &st, err);
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -1;
+		snprintf(err, sizeof err, "%s: write error", tmp);
+	}
+	patch_free(&pt);
+	program_free(&p);
+	if (rc < 0 || rename(tmp, path) != 0) {
+		tmp_remove(tmp);
+		return skel_fail(bin, rc < 0 ? err : strerror(errno));
+	}
+	tmp_untrack(tmp);
+	fprintf(stderr, "skel: %s: skeleton of %s generated: %u routines, %" PRIu64
+		" probes, cached as %s\n", why, bin, st.routines, st.probes, path);
+	return 0;
+}
+
+static bool wanted(const deps_object *o, char *const *only)
+{
+	if (!only || !*only)
+		return true;
+	const char *base = strrchr(o->path, '/');
+	base = base ? base + 1 : o->path;
+	for (; *only; only++)
+		if (!strcmp(*only, base) || !strcmp(*only, o->name) ||
+		    (o->soname && !strcmp(*only, o->soname)) || !strcmp(*only, o->path))
+			return true;
+	return false;
+}
+
+int objects_gen(FILE *out, const char *app, char *const *only, char err[ERR_LEN])
+{
+	deps_env env = { .ld_library_path = getenv("LD_LIBRARY_PATH") };
+	deps_list d;
+	if (deps_resolve(&d, app, &env, err) < 0)
+		return -1;
+	int rc = 0;
+	fputs("\n" OBJ_BEGIN, out);
+	/* the loader (interp) is not covered yet: its lazy binding stays
+	 * outside the trace, and the replay names it */
+	for (size_t i = 1; i < d.n && rc == 0; i++) {
+		const deps_object *o = &d.objs[i];
+		if (o->interp || !wanted(o, only))
+			continue;
+		char path[PATH_MAX];
+		if (skeleton_cached(o->path, o->id_hex, "gen", path, sizeof path))
+			rc = -1;
+		else
+			fprintf(out, "object %s %s\n", o->id_hex, o->path);
+	}
+	fputs(OBJ_END "\n", out);
+	for (size_t i = 0; i < d.nmissing; i++)
+		fprintf(stderr, "skel: gen: warning: %s: no file found for the library %s "
+			"(not traced)\n", app, d.missing[i].name);
+	deps_free(&d);
+	if (rc)
+		snprintf(err, ERR_LEN, "a shared object's skeleton could not be made");
+	return rc;
+}
+
+/* Calls fn for each object the skeleton text names; stops at a non-zero
+ * return. */
+static int objects_each(const char *text, int (*fn)(const char *id, const char *path,
+						   void *arg), void *arg)
+{
+	const char *b = strstr(text, OBJ_BEGIN);
+	if (!b)
+		return 0;
+	b += strlen(OBJ_BEGIN);
+	const char *e = strstr(b, OBJ_END);
+	if (!e)
+		return -1;
+	while (b < e) {
+		const char *nl = memchr(b, '\n', (size_t)(e - b));
+		if (!nl)
+			break;
+		char line[PATH_MAX + 256], id[160];
+		size_t len = (size_t)(nl - b);
+		if (len >= sizeof line)
+			return -1;
+		memcpy(line, b, len);
+		line[len] = 0;
+		int at = 0;
+		if (sscanf(line, "object %159s %n", id, &at) != 1 || !at)
+			return -1;
+		int rc = fn(id, line + at, arg);
+		if (rc)
+			return rc;
+		b = nl + 1;
+	}
+	return 0;
+}
+
+typedef struct gather {
+	const char *skel_path;
+	VEC(char) text;
+	VEC(char) modules;
+} gather;
+
+static void put(gather *g, const char *s)
+{
+	for (; *s; s++)
+		vec_push(g->text, *s);
+}
+
+/* The module's cached skeleton; fails when missing (the cache was
+ * emptied since `skel gen`). */
+static char *module_text(const char *id, const char *path, char file[PATH_MAX])
+{
+	snprintf(file, PATH_MAX, "%s/%s.c", cache_dir(), id);
+	size_t len;
+	char *t = read_text(file, &len);
+	if (!t)
+		fprintf(stderr, "skel: %s: the skeleton of %s is not in the cache (%s); "
+			"run skel gen --whole-process again\n", file, path, strerror(errno));
+	return t;
+}
+
+static int add_patch(const char *id, const char *path, void *arg)
+{
+	gather *g = arg;
+	char file[PATH_MAX];
+	char *t = module_text(id, path, file);
+	if (!t)
+		return -1;
+	char *p = skel_extract_patch(t);
+	free(t);
+	if (!p)
+		return skel_fail(file, "no embedded patch (SKEL-PATCH-BEGIN missing)");
+	put(g, p);
+	free(p);
+	return 0;
+}
+
+char *objects_patches(const char *skel_path, const char *text)
+{
+	gather g = { .skel_path = skel_path };
+	if (objects_each(text, add_patch, &g)) {
+		skel_fail(skel_path, "bad SKEL-OBJECTS block, or a module is missing");
+		free(g.text.a);
+		return NULL;
+	}
+	vec_push(g.text, 0);
+	return g.text.a;
+}
+
+static int add_module(const char *id, const char *path, void *arg)
+{
+	gather *g = arg;
+	char file[PATH_MAX];
+	char *t = module_text(id, path, file);
+	if (!t)
+		return -1;
+	free(t);
+	char *so = compile_module(file);
+	if (!so)
+		return -1;
+	if (g->modules.n)
+		vec_push(g->modules, ':');
+	for (const char *s = so; *s; s++)
+		vec_push(g->modules, *s);
+	free(so);
+	return 0;
+}
+
+int objects_compile(const char *skel_path)
+{
+	size_t len;
+	char *text = read_text(skel_path, &len);
+	if (!text)
+		return skel_fail(skel_path, strerror(errno)), -1;
+	gather g = { .skel_path = skel_path };
+	int rc = objects_each(text, add_module, &g);
+	free(text);
+	if (rc) {
+		skel_fail(skel_path, "bad SKEL-OBJECTS block, or a module does not compile");
+		free(g.modules.a);
+		return -1;
+	}
+	vec_push(g.modules, 0);
+	if (g.modules.n > 1)
+		setenv("SKEL_MODULES", g.modules.a, 1);
+	else
+		unsetenv("SKEL_MODULES");
+	free(g.modules.a);
+	return 0;
+}

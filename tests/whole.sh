@@ -1,0 +1,63 @@
+#!/bin/sh
+# Whole-process tracing (issue 11) on a program and a shared library of
+# ours (tests/whole_main.c, tests/whole_lib.c): the library gets a skeleton
+# module of its own, the recorder patches both, the replay enters the
+# library's skeleton at each call through the PLT and the program's again
+# at the callback; `skel check` compares both objects' accesses with
+# valgrind lackey on the same run.  Also: the executable alone gives fewer
+# accesses (the library's are outside), a module missing from the cache or
+# recorded with another skeleton is an error naming it.
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache"
+fails=0
+bad() { echo "FAIL: whole: $*"; fails=$((fails+1)); }
+cc=${CC:-gcc}
+$cc -O2 -shared -fPIC -Wl,-soname,libwhole.so -o "$tmp/libwhole.so" tests/whole_lib.c &&
+	$cc -O2 -o "$tmp/prog" tests/whole_main.c -L"$tmp" -lwhole -Wl,-rpath,"$tmp" ||
+	{ echo "FAIL: whole: cannot build the test program"; exit 1; }
+"$tmp/prog" 300 >"$tmp/native.out" || bad "native run failed"
+
+./skel gen "$tmp/prog" -o "$tmp/main.c" 2>/dev/null || bad "skel gen"
+./skel gen --object libwhole.so "$tmp/prog" -o "$tmp/whole.c" 2>"$tmp/gen.err" || bad "skel gen --object: $(cat "$tmp/gen.err")"
+grep -q "^object [0-9a-f]* $tmp/libwhole.so\$" "$tmp/whole.c" || bad "no SKEL-OBJECTS line for libwhole.so"
+grep -q "libc.so" "$tmp/whole.c" && bad "--object libwhole.so named libc too"
+
+# record + replay: the library's accesses are there, at its addresses
+./skel record "$tmp/whole.c" -o "$tmp/v" -- "$tmp/prog" 300 >"$tmp/rec.out" 2>"$tmp/rec.err" || bad "record: $(cat "$tmp/rec.err")"
+cmp -s "$tmp/rec.out" "$tmp/native.out" || bad "recorded output differs"
+./skel replay "$tmp/whole.c" "$tmp/v" --format count -o "$tmp/count" 2>"$tmp/rep.err" || bad "replay: $(cat "$tmp/rep.err")"
+./skel record "$tmp/main.c" -o "$tmp/vm" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "record main-only"
+./skel replay "$tmp/main.c" "$tmp/vm" --format count -o "$tmp/countm" 2>/dev/null || bad "replay main-only"
+whole_n=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$tmp/count")
+main_n=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$tmp/countm")
+[ -n "$whole_n" ] && [ -n "$main_n" ] && [ "$whole_n" -gt $((main_n + 600)) ] ||
+	bad "whole-process trace has $whole_n accesses, the executable's alone $main_n"
+grep -q "not traced (no skeleton): .*libc.so.6" "$tmp/rep.err" || bad "replay did not name libc as not traced: $(cat "$tmp/rep.err")"
+echo "whole: executable alone $main_n accesses, with libwhole.so $whole_n"
+
+# the oracle, both objects
+./skel check "$tmp/whole.c" -- "$tmp/prog" 300 >"$tmp/check.out" 2>"$tmp/check.err" ||
+	bad "skel check: $(tail -5 "$tmp/check.err")"
+grep -q "^check: $whole_n of $whole_n accesses match" "$tmp/check.err" ||
+	bad "check did not compare the $whole_n accesses: $(grep '^check' "$tmp/check.err")"
+grep -q "^check: not covered, its accesses not compared: .*libc.so.6" "$tmp/check.err" ||
+	bad "check did not name libc as not covered"
+echo "whole: $(grep '^check: [0-9]' "$tmp/check.err")"
+
+# online: the same trace
+./skel run "$tmp/whole.c" --format count -o "$tmp/countr" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "skel run"
+cmp -s "$tmp/count" "$tmp/countr" || bad "skel run's counts differ from record + replay"
+
+# the library's module gone from the cache: record says which and why
+id=$(sed -n 's/^object \([0-9a-f]*\) .*libwhole.so$/\1/p' "$tmp/whole.c")
+mv "$XDG_CACHE_HOME/skel/$id.c" "$tmp/mod.c"
+./skel record "$tmp/whole.c" -o "$tmp/v2" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/miss.err" && bad "record without the module succeeded"
+grep -q "the skeleton of $tmp/libwhole.so is not in the cache" "$tmp/miss.err" || bad "missing module not named: $(cat "$tmp/miss.err")"
+# a module of the same library from another skeleton of it: the replay refuses
+sed 's/^const unsigned long long sk_patch_hash = .*/const unsigned long long sk_patch_hash = 0x1ull;/' "$tmp/mod.c" >"$XDG_CACHE_HOME/skel/$id.c"
+cmp -s "$tmp/mod.c" "$XDG_CACHE_HOME/skel/$id.c" && bad "test: could not change the module's patch hash"
+./skel replay "$tmp/whole.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/other.err" && bad "replay with another module's patch succeeded"
+grep -q "libwhole.so was recorded with another skeleton of it" "$tmp/other.err" || bad "other patch not named: $(cat "$tmp/other.err")"
+[ $fails -eq 0 ] && echo "whole: ok" || { echo "whole: $fails failures"; exit 1; }
