@@ -282,8 +282,12 @@ int patch_set_parse(patch_set *set, const char *text, size_t len,
 {
 	memset(set, 0, sizeof *set);
 	unsigned line = 1;
-	for (size_t at = 0; at < len || set->n == 0;) {
-		size_t next = patch_next_section(text, len, at);
+	/* comments may come before the first magic line, as in one patch */
+	size_t m = strlen(PATCH_MAGIC);
+	size_t magic = len >= m && !memcmp(text, PATCH_MAGIC, m) ? 0
+		       : patch_next_section(text, len, 0);
+	for (size_t at = 0; at < len || set->n == 0; magic = at) {
+		size_t next = magic < len ? patch_next_section(text, len, magic) : len;
 		if (set->n == PATCH_MAX_OBJECTS) {
 			patch_set_free(set);
 			return patch_fail(err, line, "more than %d objects",

@@ -790,6 +790,11 @@ static void test_patch_set_sections(void **state)
 	assert_int_equal(patch_set_parse(&s, bad, strlen(bad), err), -1);
 	assert_string_equal(err, "line 5: pc 50 is outside its block [10, 20)");
 	assert_int_equal(s.n, 0);
+	/* comments before the first magic line belong to section 0 */
+	const char *lead = "# made by hand\n\nskel-patch 1\nbinary 01 buildid\n";
+	assert_int_equal(patch_set_parse(&s, lead, strlen(lead), err), 0);
+	assert_int_equal(s.n, 1);
+	patch_set_free(&s);
 	assert_int_equal(patch_set_parse(&s, "", 0, err), -1);
 	assert_string_equal(err, "empty patch");
 }

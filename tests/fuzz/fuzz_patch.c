@@ -1,7 +1,10 @@
 /* fuzz_patch.c — libFuzzer harness: a byte buffer as patch text
  * (replay/format.h).  A refusal names its reason; an accepted patch
  * written back in canonical form must parse again to the same probes and
- * hash (what the recorder and the replayer rely on to agree). */
+ * hash (what the recorder and the replayer rely on to agree).  The same
+ * buffer as a patch set (several sections): refused with a message, or
+ * each section written back reads the same, and a one-section text parses
+ * to the patch patch_parse gives. */
 #include "replay/format.h"
 
 #include <stdio.h>
@@ -16,6 +19,26 @@ static bool same_probe(const patch_probe *a, const patch_probe *b)
 	       a->word == b->word;
 }
 
+static void roundtrip(const patch *p);
+
+static void fuzz_set(const uint8_t *data, size_t size, const patch *single)
+{
+	char err[FMT_ERR_LEN] = "";
+	patch_set s;
+	if (patch_set_parse(&s, (const char *)data, size, err) < 0) {
+		if (!err[0] || s.n || s.obj || single)
+			abort();	/* a valid single patch is a valid set */
+		return;
+	}
+	if (!s.n || s.n > PATCH_MAX_OBJECTS)
+		abort();
+	if (single && (s.n != 1 || patch_hash(&s.obj[0]) != patch_hash(single)))
+		abort();
+	for (size_t i = 0; i < s.n; i++)
+		roundtrip(&s.obj[i]);
+	patch_set_free(&s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[FMT_ERR_LEN] = "";
@@ -23,8 +46,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (patch_parse(&p, (const char *)data, size, err) < 0) {
 		if (!err[0] || p.probes || p.nprobes)
 			abort();
+		fuzz_set(data, size, NULL);
 		return 0;
 	}
+	fuzz_set(data, size, &p);
+	roundtrip(&p);
+	patch_free(&p);
+	return 0;
+}
+
+static void roundtrip(const patch *pp)
+{
+	const patch p = *pp;
+	char err[FMT_ERR_LEN] = "";
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -44,6 +78,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	free(text);
 	patch_free(&q);
-	patch_free(&p);
-	return 0;
 }
