@@ -89,6 +89,9 @@ typedef struct cobj {
 	const char *path;
 } cobj;
 
+static cobj *cobjs;	/* the objects compared (cobjs_open) */
+static size_t ncobjs;
+
 static cobj *cobj_at(cobj *o, size_t n, uint64_t a)
 {
 	for (size_t i = 0; i < n; i++)
@@ -96,6 +99,49 @@ static cobj *cobj_at(cobj *o, size_t n, uint64_t a)
 				  : in_analyzed_text(&o[i].b, a - o[i].bias)))
 			return &o[i];
 	return NULL;
+}
+
+/* `mov r32, 0; and r32, [mem]`: the processor reads [mem], but valgrind's
+ * IR optimizer knows the result is 0 and drops the load, so lackey never
+ * shows it (Csmith programs at -O0 have the pattern).  True when the
+ * instruction at link-time pc is such an `and` (no REX.W) right after such
+ * a `mov` of the same register: then the skeleton's read there may be
+ * missing from the oracle. */
+static bool valgrind_and_zero_artifact(const binary *b, uint64_t pc)
+{
+	size_t n;
+	const uint8_t *c = elf_code_at(b, pc, &n);
+	if (!c || n < 2)
+		return false;
+	size_t i = 0;
+	uint8_t rex = 0;
+	if ((c[0] & 0xf0) == 0x40) {
+		rex = c[0];
+		i = 1;
+	}
+	if (rex & 8 || i + 2 > n || c[i] != 0x23 || c[i + 1] >> 6 == 3)
+		return false;
+	unsigned reg = ((c[i + 1] >> 3) & 7) | (rex & 4 ? 8 : 0);
+	/* the mov before it: [REX.B] b8+r imm32 0 */
+	for (int len = 5; len <= 6; len++) {
+		const uint8_t *m = elf_code_at(b, pc - (uint64_t)len, &n);
+		if (!m || n < (size_t)len)
+			continue;
+		size_t k = len == 6 ? 1 : 0;
+		if (len == 6 && (m[0] & 0xf8) != 0x40)
+			continue;
+		unsigned mreg = (m[k] & 7) | (len == 6 && (m[0] & 1) ? 8 : 0);
+		if ((m[k] & 0xf8) == 0xb8 && mreg == reg && !m[k + 1] && !m[k + 2] && !m[k + 3] &&
+		    !m[k + 4])
+			return true;
+	}
+	return false;
+}
+
+static bool and_zero_elided(const acc *a)
+{
+	const cobj *o = cobj_at(cobjs, ncobjs, a->pc);
+	return o && !a->w && a->size == 4 && valgrind_and_zero_artifact(&o->b, a->pc - o->bias);
 }
 
 /* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...".  Pcs
@@ -214,9 +260,6 @@ static bool same(const acc *a, const acc *b)
 	return a->pc == b->pc && a->addr == b->addr && a->size == b->size && a->w == b->w;
 }
 
-static cobj *cobjs;	/* for print_acc */
-static size_t ncobjs;
-
 static void print_acc(const char *who, const acc *a)
 {
 	const cobj *o = cobj_at(cobjs, ncobjs, a->pc);
@@ -232,7 +275,7 @@ static void print_acc(const char *who, const acc *a)
  * preferring the thread that matched last. */
 static int compare(const acc_vec *oracle, thread_vec *threads)
 {
-	size_t cur = 0, total = 0;
+	size_t cur = 0, total = 0, elided = 0;
 	for (size_t t = 0; t < threads->n; t++)
 		total += threads->a[t].a.n;
 	for (size_t i = 0; i < oracle->n; i++) {
@@ -246,6 +289,14 @@ static int compare(const acc_vec *oracle, thread_vec *threads)
 				cur = t;
 				ok = true;
 			}
+		}
+		thread_trace *ct = &threads->a[cur];
+		if (!ok && ct->pos < ct->a.n && and_zero_elided(&ct->a.a[ct->pos])) {
+			ct->pos++;	/* valgrind dropped it: try o again */
+			elided++;
+			total--;
+			i--;
+			continue;
 		}
 		if (!ok) {
 			fprintf(stderr, "skel check: MISMATCH at access %zu of %zu (oracle):\n", i + 1,
@@ -266,6 +317,10 @@ static int compare(const acc_vec *oracle, thread_vec *threads)
 	}
 	for (size_t t = 0; t < threads->n; t++) {
 		thread_trace *tt = &threads->a[t];
+		for (; tt->pos < tt->a.n && and_zero_elided(&tt->a.a[tt->pos]); tt->pos++) {
+			elided++;
+			total--;
+		}
 		if (tt->pos < tt->a.n) {
 			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
 				"accesses more than valgrind saw; first:\n", t, tt->a.n - tt->pos);
@@ -277,6 +332,10 @@ static int compare(const acc_vec *oracle, thread_vec *threads)
 	}
 	fprintf(stderr, "check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
 	       oracle->n, total, threads->n, threads->n == 1 ? "" : "s");
+	if (elided)
+		fprintf(stderr, "check: %zu reads of `and r32, [mem]` after `mov r32, 0` are not in "
+			"lackey's log (valgrind's optimizer drops them; the processor makes them)\n",
+			elided);
 	return 0;
 }
 
