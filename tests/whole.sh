@@ -55,6 +55,12 @@ id=$(sed -n 's/^object \([0-9a-f]*\) .*libwhole.so$/\1/p' "$tmp/whole.c")
 mv "$XDG_CACHE_HOME/skel/$id.c" "$tmp/mod.c"
 ./skel record "$tmp/whole.c" -o "$tmp/v2" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/miss.err" && bad "record without the module succeeded"
 grep -q "the skeleton of $tmp/libwhole.so is not in the cache" "$tmp/miss.err" || bad "missing module not named: $(cat "$tmp/miss.err")"
+# a module whose patch the recorder cannot read: the program runs unrecorded,
+# and record says so with a non-zero status, never a silent empty result
+sed '0,/^probe /s/^probe /probx /' "$tmp/mod.c" >"$XDG_CACHE_HOME/skel/$id.c"
+./skel record "$tmp/whole.c" -o "$tmp/v3" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/bad.err" && bad "record with a damaged module patch succeeded"
+grep -q "unknown directive 'probx'" "$tmp/bad.err" && grep -q "nothing was recorded" "$tmp/bad.err" ||
+	bad "damaged module patch not reported: $(cat "$tmp/bad.err")"
 # a module of the same library from another skeleton of it: the replay refuses
 sed 's/^const unsigned long long sk_patch_hash = .*/const unsigned long long sk_patch_hash = 0x1ull;/' "$tmp/mod.c" >"$XDG_CACHE_HOME/skel/$id.c"
 cmp -s "$tmp/mod.c" "$XDG_CACHE_HOME/skel/$id.c" && bad "test: could not change the module's patch hash"
