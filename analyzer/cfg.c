@@ -122,6 +122,7 @@ typedef struct rbuild {
 	VEC(jtable) tables;
 	VEC(uint32_t) pending;  /* indirect jumps not resolved yet */
 	VEC(uint64_t) callees;
+	VEC(uint64_t) guess_at, guess_to;   /* unbounded tables' entries */
 } rbuild;
 
 static void leader(rbuild *rb, uint64_t a)
@@ -140,11 +141,12 @@ static bool leaves_routine(rbuild *rb, uint64_t t)
 
 /* Tries to resolve the indirect jump at insns[idx]; `rc` (NULL on the
  * first try) gives the registers known before each instruction. */
-static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hints)
+enum { WINDOW = 24 };
+
+/* The straight-line window ending at the jump insns[idx], in order. */
+static size_t jump_window(rbuild *rb, uint32_t idx, const insn *win[WINDOW],
+			  uint32_t widx[WINDOW])
 {
-	enum { WINDOW = 24 };
-	const insn *win[WINDOW];
-	uint32_t widx[WINDOW];
 	size_t n = 0;
 	uint32_t i = idx, k;
 	widx[n] = idx;
@@ -161,9 +163,20 @@ static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hi
 		const insn *tmp = win[x];
 		win[x] = win[n - 1 - x];
 		win[n - 1 - x] = tmp;
+		uint32_t w = widx[x];
+		widx[x] = widx[n - 1 - x];
+		widx[n - 1 - x] = w;
 	}
+	return n;
+}
+
+static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hints)
+{
+	const insn *win[WINDOW];
+	uint32_t widx[WINDOW];
+	size_t n = jump_window(rb, idx, win, widx);
 	uint64_t *t = NULL;
-	size_t nt = jt_resolve(&rb->c->p->bin, win, n, rc ? &rc[widx[n - 1]] : NULL, hints, &t);
+	size_t nt = jt_resolve(&rb->c->p->bin, win, n, rc ? &rc[widx[0]] : NULL, hints, &t);
 	if (!nt)
 		return false;
 	jtable jt = { rb->insns.a[idx].addr, t, nt, false };
@@ -396,6 +409,53 @@ static void add_taken_targets(rbuild *rb)
 		decode_more(rb);
 }
 
+/* An unresolved jump through a table whose bound is checked in another
+ * block (vfprintf's `cmp al, 0x5a; jbe` before a block that indexes a
+ * byte table, then a table of offsets from a label): its entries, while
+ * they are code in the function, become possible targets.  One round over
+ * the jumps not seen yet; true when new code is to be decoded. */
+static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
+{
+	bool any = false;
+	size_t done = rb->guess_at.n;
+	for (size_t i = 0; i < rb->pending.n; i++) {
+		uint32_t idx = rb->pending.a[i], one;
+		bool seen = false;
+		for (size_t k = 0; k < done && !seen; k++)
+			seen = rb->guess_at.a[k] == rb->insns.a[idx].addr;
+		if (seen)
+			continue;
+		const insn *win[WINDOW];
+		uint32_t widx[WINDOW];
+		size_t n = jump_window(rb, idx, win, widx);
+		uint64_t *t = NULL;
+		size_t nt = jt_unbounded(&rb->c->p->bin, win, n, NULL, lo, hi, &t);
+		for (size_t k = 0; k < nt; k++) {
+			if (leaves_routine(rb, t[k]) || splits_insn(rb, t[k]))
+				continue;
+			vec_push(rb->guess_at, rb->insns.a[idx].addr);
+			vec_push(rb->guess_to, t[k]);
+			if (!addrmap_get(&rb->leaders, t[k], &one)) {
+				leader(rb, t[k]);
+				any = true;
+			}
+		}
+		free(t);
+	}
+	return any;
+}
+
+/* Rounds until nothing new: the cases found may hold further such jumps
+ * (vfprintf's steps). */
+static void add_table_guesses(rbuild *rb)
+{
+	uint64_t lo, hi;
+	if (!function_extent(&rb->c->p->bin, rb->r->start, &lo, &hi))
+		return;
+	for (int round = 0; round < 8 && rb->pending.n && table_guess_round(rb, lo, hi); round++)
+		decode_more(rb);
+}
+
 static void record_guesses(rbuild *rb)
 {
 	const cfg_ctx *c = rb->c;
@@ -413,6 +473,14 @@ static void record_guesses(rbuild *rb)
 			if (taken_in_extent(rb, a, lo, hi) && !leaves_routine(rb, a) &&
 			    !splits_insn(rb, a))
 				vec_push(t, a);
+		}
+		for (size_t k = 0; k < rb->guess_at.n; k++) {
+			uint64_t g = rb->guess_to.a[k];
+			bool dup = false;
+			for (size_t x = 0; x < t.n && !dup; x++)
+				dup = t.a[x] == g;
+			if (rb->guess_at.a[k] == at && !dup && !splits_insn(rb, g))
+				vec_push(t, g);
 		}
 		jtable jt = { at, t.a, t.n, true };
 		vec_push(rb->tables, jt);
@@ -596,6 +664,7 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	resolve_pending(&rb);
 	apply_hints(&rb);
 	add_taken_targets(&rb);
+	add_table_guesses(&rb);
 	record_guesses(&rb);
 
 	if (rb.insns.n)
@@ -621,6 +690,8 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	free(rb.pending.a);
 	free(rb.work.a);
 	free(rb.callees.a);
+	free(rb.guess_at.a);
+	free(rb.guess_to.a);
 	addrmap_free(&rb.at);
 	addrmap_free(&rb.ends);
 	addrmap_free(&rb.leaders);

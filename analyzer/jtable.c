@@ -193,6 +193,12 @@ static void jt_load(jt_state *s, const binary *b, const insn *in, int dst,
 		jt_set(s, in, dst, (aval){ .kind = AV_LIN, .sym = s->bound_sym, .a = 1 });
 		return;
 	}
+	if (!sign && m->size == 1) {
+		/* a byte from a table whose index is not bounded here: an
+		 * unknown index in 0..255 for a second table (jt_unbounded) */
+		jt_set(s, in, dst, av_fresh(s));
+		return;
+	}
 	aval v = { .kind = AV_LOAD, .sym = addr.sym, .a = addr.a,
 		   .base = (uint64_t)addr.c, .lsize = (uint8_t)m->size,
 		   .lsigned = sign && m->size < 8 };
@@ -358,8 +364,9 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
 /* Resolves the jump table of the indirect jump `jmp` from the straight-line
  * window[0..n) of instructions before it (window[n-1] is the jump).  Fills
  * targets; returns their number, 0 when not a recognised bounded table. */
-size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
-		  const regconst *at_start, bool use_hints, uint64_t **targets)
+/* Interprets the window; false when the jump's target has no form. */
+static bool jt_target(const binary *b, const insn *const *window, size_t n,
+		      const regconst *at_start, bool use_hints, jt_state *out, aval *tout)
 {
 	jt_state s = { .bound_sym = -1, .mem_sym = -1, .low_sym = -1, .low_reg = R_NONE };
 	for (int r = 0; r < 16; r++) {
@@ -379,29 +386,63 @@ size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
 	if (j->opd[0].type == OPD_MEM) {
 		aval addr = jt_addr(&s, &j->mem[j->opd[0].mem], &ok);
 		if (!ok || addr.sym < 0)
-			return 0;
+			return false;
 		t = (aval){ .kind = AV_LOAD, .sym = addr.sym, .a = addr.a,
 			    .base = (uint64_t)addr.c, .lsize = 8 };
 	} else if (j->opd[0].type == OPD_REG) {
 		t = s.reg[j->opd[0].reg];
 	} else {
-		return 0;
+		return false;
 	}
+	*out = s;
+	*tout = t;
+	return true;
+}
+
+/* Entry k of table t as a target. */
+static bool jt_entry(const binary *b, const aval *t, int64_t k, uint64_t *target)
+{
+	uint64_t e;
+	if (elf_read(b, t->base + (uint64_t)(k * t->a), t->lsize, &e) < 0)
+		return false;
+	if (t->lsize == 4 && t->lsigned)
+		e = (uint64_t)(int64_t)(int32_t)e;
+	*target = e + (uint64_t)t->c;
+	return true;
+}
+
+size_t jt_unbounded(const binary *b, const insn *const *window, size_t n,
+		    const regconst *at_start, uint64_t lo, uint64_t hi, uint64_t **targets)
+{
+	jt_state s;
+	aval t;
+	if (!jt_target(b, window, n, at_start, false, &s, &t) || t.kind != AV_LOAD ||
+	    t.a != t.lsize || (t.lsize != 4 && t.lsize != 8) || !plausible_table(b, t.base))
+		return 0;
+	VEC(uint64_t) v = {0};
+	uint64_t a;
+	for (int64_t k = 0; k < 1024 && jt_entry(b, &t, k, &a) && a >= lo && a < hi &&
+	     cfg_is_code(b, a); k++)
+		vec_push(v, a);
+	*targets = v.a;
+	return v.n;
+}
+
+size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
+		  const regconst *at_start, bool use_hints, uint64_t **targets)
+{
+	jt_state s;
+	aval t;
+	if (!jt_target(b, window, n, at_start, use_hints, &s, &t))
+		return 0;
 	if (t.kind != AV_LOAD || t.sym != s.bound_sym || s.bound <= 0 ||
 	    s.bound > 4096 || t.a != t.lsize || (t.lsize != 4 && t.lsize != 8))
 		return 0;
 
 	uint64_t *out = xmalloc((size_t)s.bound * sizeof *out);
-	for (int64_t k = 0; k < s.bound; k++) {
-		uint64_t e;
-		if (elf_read(b, t.base + (uint64_t)(k * t.a), t.lsize, &e) < 0)
+	for (int64_t k = 0; k < s.bound; k++)
+		if (!jt_entry(b, &t, k, &out[k]) || !cfg_is_code(b, out[k]))
 			goto bad;
-		if (t.lsize == 4 && t.lsigned)
-			e = (uint64_t)(int64_t)(int32_t)e;
-		out[k] = e + (uint64_t)t.c;
-		if (!cfg_is_code(b, out[k]))
-			goto bad;
-	}
 	*targets = out;
 	return (size_t)s.bound;
 bad:

@@ -41,6 +41,13 @@ regconst *regconst_solve(const jt_code *c);
 size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
 		  const regconst *at_start, bool use_hints, uint64_t **targets);
 
+/* A table whose index bound the window does not show (the compare is in
+ * another block): its entries from the first on, while each is a code
+ * address in [lo, hi) (the function's extent), at most 1024.  Possible
+ * targets only: the recorded target of every indirect jump is checked. */
+size_t jt_unbounded(const binary *b, const insn *const *window, size_t n,
+		    const regconst *at_start, uint64_t lo, uint64_t hi, uint64_t **targets);
+
 /* Executable, outside the PLT (cfg.c). */
 bool cfg_is_code(const binary *b, uint64_t a);
 

@@ -258,6 +258,8 @@ void rec_flusher_start(void);
 void rec_stats(const char *when);
 /* The marker skel check starts and stops comparing at (rec.c). */
 void rec_started(void);
+/* The thread's START chunk, now (rec_buf.c). */
+void rec_thread_start_now(rec_thread *t);
 void rec_finish(uint32_t how);
 void rec_event(uint32_t type, void *payload, size_t n);
 

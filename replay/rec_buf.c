@@ -222,6 +222,20 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	return t;
 }
 
+static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset);
+
+/* Writes t's START chunk now: the main thread's, at set-up, so that it
+ * is the first thread of the trace whoever flushes first. */
+void rec_thread_start_now(rec_thread *t)
+{
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&t->lock);
+	rec_flush_locked(t, NULL, 0);
+	rec_unlock(&t->lock);
+	rec_restore_mask(&old);
+}
+
 rec_thread *rec_thread_begin(uint64_t start, uint32_t parent)
 {
 	rec_thread *t = rec_self;
