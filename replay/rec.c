@@ -526,6 +526,13 @@ static void rec_text_protect(const rec_image *img, int writable)
 		if (rec_syscall3(SYS_mprotect, (long)lo, (long)(img->xhi[i] - lo),
 				 prot))
 			rec_text_fail();
+		/* copy every page now, in one call: a copy-on-write fault
+		 * per page, each with its TLB flush, costs several times
+		 * more.  Best effort (MADV_POPULATE_WRITE, Linux 5.14). */
+		if (writable)
+			rec_syscall3(SYS_madvise, (long)lo,
+				     (long)(((img->xhi[i] + REC_PAGE - 1) &
+					     ~(REC_PAGE - 1)) - lo), 23);
 	}
 }
 
