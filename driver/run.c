@@ -7,6 +7,7 @@
 #include "skelgen/skelgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -748,6 +749,33 @@ int record_run(const char *skel_path, const char *values, const char *app_path,
 	return rc;
 }
 
+/* Before a run under valgrind: the recorder plans the patched objects
+ * natively and keeps the plans in the cache (SKEL_PLAN_ONLY: it leaves
+ * before the program's own code runs; constructors of the libraries
+ * loaded before it do run).  Under valgrind, which logs every access the
+ * recorder makes, it then only reads them.  A failure here costs only
+ * that: the run under valgrind plans itself. */
+static void plan_natively(const char *lib, const char *patch_path,
+			  const char *app_path, char **app_argv)
+{
+	pid_t pid = child_fork(false);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("SKEL_PATCH", patch_path, 1);
+		setenv("SKEL_VALUES", "/dev/null", 1);
+		setenv("SKEL_PLAN_ONLY", "1", 1);
+		execv(app_path, app_argv);
+		_exit(127);
+	}
+	if (pid > 0)
+		child_wait(pid);
+}
+
 pid_t record_start(const char *skel_path, const char *values, const char *app_path,
 		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX])
 {
@@ -802,6 +830,8 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	struct stat vst;	/* skel run's FIFO stays */
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
+	if (valgrind_log)
+		plan_natively(lib, patch_path, app_path, app_argv);
 	/* the terminal is the program's while it runs (child.c): it may
 	 * read it, and a ^C there is for it */
 	pid_t pid = child_fork(true);

@@ -430,32 +430,20 @@ static rec_probe *rec_probes_load(const rec_object *o, size_t *np)
 	return pv;
 }
 
-/* What the text write needs of a site, in memory that is given back with
- * a raw munmap: by then libc may be patched, and free() would record. */
-typedef struct rec_write {
-	uint64_t start, end, tramp;
-	int int3;
-} rec_write;
-
-typedef struct rec_pending {
-	vt_map_entry *map;
-	size_t nmap;
-	rec_write *w;
-	size_t nw;
-} rec_pending;
-
-/* The int3 sites found so far, not published yet. */
-typedef struct rec_int3_list {
-	rec_int3 *v;
-	size_t n;
-} rec_int3_list;
-
-/* Plans and emits object o's trampolines; nothing is written into its
- * text yet. */
+/* Plans and emits object o's trampolines, or reads them from its plan
+ * file (`cached`: at start-up; after a dlopen libc may be patched, and the
+ * file code would record); nothing is written into its text yet. */
 static void rec_object_prepare(rec_object *o, rec_pending *pd,
-			       rec_int3_list *i3)
+			       rec_int3_list *i3, int cached)
 {
 	R.cur = o;
+	cached = cached && rec_cache_on();
+	if (cached && !R.plan_check && rec_plan_read(pd, i3) == 0) {
+		R.cur = NULL;
+		return;
+	}
+	o->patch = rec_section_probes(o->index);
+	size_t nn = R.nneighbour, nu = R.nunreachable;
 	size_t np;
 	rec_probe *pv = rec_probes_load(o, &np);
 	rec_site *sv;
@@ -479,6 +467,16 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 	pd->nmap = e.nmap;
 	R.nsites += ns;
 	R.nprobes += np;
+	R.plans_made++;
+	if (cached && R.plan_check) {
+		rec_plan_check(&e, pd);
+	} else if (cached && !e.nocache) {
+		size_t counts[4] = { ns, np, R.nneighbour - nn,
+				     R.nunreachable - nu };
+		rec_plan_write(&e, pd, sv, counts);
+	}
+	for (int k = 0; k < REC_NRELOC; k++)
+		free(e.rel[k].off);
 	free(tramp), free(sv), free(pv);
 	R.cur = NULL;
 }
@@ -528,6 +526,13 @@ static void rec_text_protect(const rec_image *img, int writable)
 		if (rec_syscall3(SYS_mprotect, (long)lo, (long)(img->xhi[i] - lo),
 				 prot))
 			rec_text_fail();
+		/* copy every page now, in one call: a copy-on-write fault
+		 * per page, each with its TLB flush, costs several times
+		 * more.  Best effort (MADV_POPULATE_WRITE, Linux 5.14). */
+		if (writable)
+			rec_syscall3(SYS_madvise, (long)lo,
+				     (long)(((img->xhi[i] + REC_PAGE - 1) &
+					     ~(REC_PAGE - 1)) - lo), 23);
 	}
 }
 
@@ -580,7 +585,7 @@ static void rec_objects_write(const rec_scan *s, const int *isnew,
 		x->flags = o->flags | flags;
 		if (o->section != VT_NO_OBJECT) {
 			const patch *p = &R.set.obj[o->section];
-			x->patch_hash = patch_hash(p);
+			x->patch_hash = R.phash[o->section];
 			memcpy(x->id, p->id, p->id_len);
 			x->id_len = p->id_len;
 			x->id_kind = p->id_kind;
@@ -653,7 +658,7 @@ void rec_late_objects(void)
 		rec_pending pd[PATCH_MAX_OBJECTS];
 		rec_int3_list i3 = { 0 };
 		for (uint32_t k = 0; k < n; k++)
-			rec_object_prepare(&R.obj[first + k], &pd[k], &i3);
+			rec_object_prepare(&R.obj[first + k], &pd[k], &i3, 0);
 		rec_maps_write(pd, n);
 		rec_objects_write(&now, isnew, 0, VT_OBJ_LATE);
 		rec_int3_publish(&i3);
@@ -676,7 +681,7 @@ static void rec_header_write(const patch *p)
 {
 	vt_header h = { .version = VT_VERSION, .id_len = p->id_len,
 			.id_kind = p->id_kind,
-			.patch_hash = patch_hash(p),
+			.patch_hash = R.phash[0],
 			.image_base = REC_EXE->img.bias };
 	memcpy(h.magic, VT_MAGIC, 8);
 	memcpy(h.id, p->id, p->id_len);
@@ -725,13 +730,15 @@ __attribute__((constructor)) static void rec_init(void)
 	/* testing: every site an int3 (tests/transparency.sh) */
 	const char *i3e = getenv("SKEL_INT3");
 	R.force_int3 = i3e && !strcmp(i3e, "1");
+	const char *chk = getenv("SKEL_PLAN_CHECK");
+	R.plan_check = chk && !strcmp(chk, "1");
 	if (!ppath || !vpath || !*ppath || !*vpath)
 		return;
 	rec_scan_objects(&rec_last);
 	char err[FMT_ERR_LEN];
 	if (!rec_last.n)
 		return;
-	if (patch_set_load(&R.set, ppath, err)) {
+	if (rec_set_load(ppath, err)) {
 		rec_say("%s: %s", ppath, err);
 		return;
 	}
@@ -742,6 +749,11 @@ __attribute__((constructor)) static void rec_init(void)
 		patch_set_free(&R.set);
 		return;
 	}
+	for (size_t i = 0; i < rec_last.n; i++)
+		if (rec_last.v[i].flags & VT_OBJ_RECORDER && rec_last.v[i].img.build_id)
+			R.self_id = skel_fnv1a64(SKEL_FNV1A64_INIT,
+						 rec_last.v[i].img.build_id,
+						 rec_last.v[i].img.build_id_len);
 	exe->section = 0;
 	exe->flags |= VT_OBJ_COVERED;
 	rec_section_found[0] = 1;
@@ -760,7 +772,12 @@ __attribute__((constructor)) static void rec_init(void)
 	static rec_pending pd[PATCH_MAX_OBJECTS];
 	rec_int3_list i3 = { 0 };
 	for (uint32_t k = 0; k < n; k++)
-		rec_object_prepare(&R.obj[k], &pd[k], &i3);
+		rec_object_prepare(&R.obj[k], &pd[k], &i3, 1);
+	/* the driver's native run before valgrind (driver/run.c): the
+	 * plans are kept, the program does not run */
+	const char *only = getenv("SKEL_PLAN_ONLY");
+	if (only && !strcmp(only, "1"))
+		_exit(0);
 
 	R.fd = rec_file_open(vpath);
 	if (R.fd < 0) {

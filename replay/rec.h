@@ -5,6 +5,8 @@
  *               identity, patching (at start-up and after dlopen)
  *   rec_plan.c  decoding, spans and sites
  *   rec_emit.c  trampoline code
+ *   rec_cache.c the patch set and the plans kept between runs: what
+ *               start-up reads instead of parsing, planning and emitting
  *   rec_buf.c   per-thread buffers, flushes, the online flusher, chunks
  *   rec_sig.c   the recorder's signal handlers (guard page, int3, fatal
  *               signals) and the program's view of its dispositions
@@ -127,6 +129,11 @@ typedef struct rec_state {
 	int have_rtm;		/* xbegin runs (else it raises #UD) */
 	uint64_t restorer;	/* libc's __restore_rt, never rewritten */
 	size_t nunreachable;	/* probes left out (rec_unreachable) */
+	uint64_t phash[PATCH_MAX_OBJECTS];	/* patch_hash of each section */
+	uint64_t self_id;	/* the recorder's own build: a plan made by
+				   another build is not used */
+	int plans_read, plans_made, plans_written;	/* this process */
+	int plan_check;		/* SKEL_PLAN_CHECK=1 */
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */
 } rec_state;
@@ -203,6 +210,22 @@ typedef struct rec_lit {
 	uint64_t value;
 } rec_lit;
 
+/* Fields of the trampoline code that depend on this process, by kind:
+ * each moves by one amount per object and process (rec_cache.c). */
+enum {
+	REC_REL32,	/* rel32 to an address of the object: moves by the
+			   change of (bias - code base) */
+	REC_ABS64,	/* an address of the object: moves with the bias */
+	REC_CURSOR32,	/* fs offset of rec_cursor */
+	REC_ENTRY64,	/* an entry word: the object number in bits 32.. */
+	REC_NRELOC
+};
+
+typedef struct rec_relocs {
+	uint32_t *off;		/* from the code's start */
+	size_t n, cap;
+} rec_relocs;
+
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -210,6 +233,8 @@ typedef struct rec_emit {
 	int nlit;
 	vt_map_entry *map;
 	size_t nmap, capmap;
+	rec_relocs rel[REC_NRELOC];
+	int nocache;		/* a field that no relocation describes */
 } rec_emit;
 
 /* The store that may hit the guard page; the SIGSEGV handler looks for
@@ -221,6 +246,53 @@ extern const uint8_t rec_store_insn[3];
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
 		  uint64_t *tramp, rec_int3 *i3, size_t *ni3);
 int rec_in_code(uint64_t pc);
+/* Pages for `size` bytes of R.cur's trampolines within rel32 reach of all
+ * its text, read-write; NULL if none. */
+void *rec_code_map(size_t size);
+
+/* ------------------------------------------------------ rec_cache.c */
+
+/* What the text write needs of a site, in memory that is given back with
+ * a raw munmap: by then libc may be patched, and free() would record. */
+typedef struct rec_write {
+	uint64_t start, end, tramp;
+	int int3;
+} rec_write;
+
+typedef struct rec_pending {
+	vt_map_entry *map;
+	size_t nmap;
+	rec_write *w;
+	size_t nw;
+} rec_pending;
+
+/* The int3 sites found so far, not published yet. */
+typedef struct rec_int3_list {
+	rec_int3 *v;
+	size_t n;
+} rec_int3_list;
+
+/* Reads the patch set at path into R.set and R.phash: from the set index
+ * of the cache when one matches the file's bytes (sections then parsed on
+ * demand, rec_section_probes), else by parsing the text (and writing the
+ * index).  -1 with err set if the text does not parse. */
+int rec_set_load(const char *path, char err[FMT_ERR_LEN]);
+/* Section k with its probes (parsed now if the index stood in for it). */
+const patch *rec_section_probes(uint32_t k);
+/* Plans are kept (SKEL_PLAN_CACHE=0 turns the cache off). */
+int rec_cache_on(void);
+/* Object R.cur from its plan file: trampolines mapped and written, the
+ * text writes, map and int3 sites as a fresh plan gives them; -1 if there
+ * is no usable plan file (nothing is left behind then). */
+int rec_plan_read(rec_pending *pd, rec_int3_list *i3);
+/* Keeps the plan of R.cur just emitted into e; sv are its sites (one per
+ * text write), counts its sites, probes, neighbour sites and probes left
+ * out.  Quiet (but for SKEL_VERBOSE) when the cache cannot be written. */
+void rec_plan_write(const rec_emit *e, const rec_pending *pd,
+		    const rec_site *sv, const size_t counts[4]);
+/* SKEL_PLAN_CHECK=1 (tests): compares the plan file of R.cur, moved to
+ * e's place, with the fresh plan in e and pd; says which on stderr. */
+void rec_plan_check(const rec_emit *e, const rec_pending *pd);
 
 /* -------------------------------------------------------- rec_buf.c */
 

@@ -47,6 +47,28 @@ static void rec_map(rec_emit *e, uint64_t from, uint64_t pc, uint32_t kind)
 		(uint32_t)(rec_here(e) - from), kind | R.cur->index << 16 };
 }
 
+/* A field at offset `at` of the code that depends on where the object or
+ * the trampolines are (rec_cache.c moves a plan to another process by
+ * these).  `target` is the address of the object it points at, if any: one
+ * outside the object's image would not move with it, so such a plan is
+ * not kept. */
+static void rec_reloc(rec_emit *e, int kind, size_t at, uint64_t target)
+{
+	rec_relocs *r = &e->rel[kind];
+	if ((kind == REC_REL32 || kind == REC_ABS64) &&
+	    (target < R.cur->img.lo || target >= R.cur->img.hi))
+		e->nocache = 1;
+	if (at > UINT32_MAX)
+		e->nocache = 1;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 1024;
+		r->off = realloc(r->off, r->cap * sizeof *r->off);
+		if (!r->off)
+			rec_die("out of memory");
+	}
+	r->off[r->n++] = (uint32_t)at;
+}
+
 /* A rel32 whose base is the end of a `len`-byte instruction at here(). */
 static void rec_rel32(rec_emit *e, uint64_t target, size_t rest)
 {
@@ -54,6 +76,7 @@ static void rec_rel32(rec_emit *e, uint64_t target, size_t rest)
 	if (!rec_fits32(d))
 		rec_die("target %" PRIx64 " out of rel32 reach of the "
 			"trampolines", target);
+	rec_reloc(e, REC_REL32, e->len, target);
 	rec_b4(e, (int32_t)d);
 }
 
@@ -81,6 +104,7 @@ static void rec_lits_place(rec_emit *e)
 	for (int i = 0; i < e->nlit; i++) {
 		int32_t d = (int32_t)(e->len - e->lit[i].next);
 		memcpy(e->p + e->lit[i].disp_at, &d, 4);
+		rec_reloc(e, REC_ABS64, e->len, e->lit[i].value);
 		rec_b(e, &e->lit[i].value, 8);
 	}
 	e->nlit = 0;
@@ -122,10 +146,12 @@ const uint8_t rec_store_insn[3] = { 0x48, 0x89, 0x02 }; /* mov [rdx], rax */
 static void rec_store(rec_emit *e)
 {
 	rec_b(e, "\x64\x48\x8b\x14\x25", 5);	/* mov rdx, fs:[off] */
+	rec_reloc(e, REC_CURSOR32, e->len, 0);
 	rec_b4(e, (int32_t)R.cursor_off);
 	rec_b(e, rec_store_insn, sizeof rec_store_insn);
 	rec_b(e, "\x48\x8d\x52\x08", 4);	/* lea rdx, [rdx+8] */
 	rec_b(e, "\x64\x48\x89\x14\x25", 5);	/* mov fs:[off], rdx */
+	rec_reloc(e, REC_CURSOR32, e->len, 0);
 	rec_b4(e, (int32_t)R.cursor_off);
 }
 
@@ -184,6 +210,7 @@ static int rec_get_addr(rec_emit *e, const rec_insn *x,
 	if (o->mem.base == ZYDIS_REGISTER_RIP) {
 		uint64_t a = x->addr + x->in.length + disp;
 		rec_b(e, "\x48\xb8", 2);		/* mov rax, imm64 */
+		rec_reloc(e, REC_ABS64, e->len, a);
 		rec_b(e, &a, 8);
 		return 0;
 	}
@@ -236,6 +263,8 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 		 * object's skeleton */
 		uint64_t w = patch_entry_word(p->word, R.cur->index);
 		rec_b(e, "\x48\xb8", 2);
+		if (w != p->word || (p->word & PATCH_ENTRY_MASK) == PATCH_ENTRY_TOP)
+			rec_reloc(e, REC_ENTRY64, e->len, 0);
 		rec_b(e, &w, 8);
 		return 0;
 	}
@@ -340,6 +369,7 @@ static int rec_copy(rec_emit *e, const rec_insn *x)
 			return -1;
 		int32_t d32 = (int32_t)d;
 		memcpy(buf + x->in.raw.disp.offset, &d32, 4);
+		rec_reloc(e, REC_REL32, e->len + x->in.raw.disp.offset, abs);
 	}
 	rec_b(e, buf, len);
 	return 0;
@@ -489,7 +519,7 @@ static void *rec_code_try(uint64_t at, size_t size)
 	return NULL;
 }
 
-static void *rec_code_map(size_t size)
+void *rec_code_map(size_t size)
 {
 	const uint64_t lo = R.cur->img.lo, hi = R.cur->img.hi, step = 2ul << 20;
 	const uint64_t reach = (1ul << 31) - (16ul << 20);

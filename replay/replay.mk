@@ -1,7 +1,7 @@
 # replay/ — the recorder (preloaded, not sanitized) and the format code.
 # -include'd by the top GNUmakefile.
 
-REC_SRC     = replay/rec.c replay/rec_plan.c replay/rec_emit.c replay/rec_buf.c \
+REC_SRC     = replay/rec.c replay/rec_plan.c replay/rec_emit.c replay/rec_buf.c replay/rec_cache.c \
               replay/rec_sig.c replay/rec_proc.c replay/patch.c
 REC_PIC_OBJ = $(REC_SRC:%.c=build/pic/%.o)
 REPLAY_HDRS = replay/format.h replay/rec.h

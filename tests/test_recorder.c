@@ -236,11 +236,20 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* A cache of the test's own (the recorder keeps plans there). */
+static void own_cache(const char *name)
+{
+	char dir[160];
+	snprintf(dir, sizeof dir, "%s/%s", tdir, name);
+	setenv("XDG_CACHE_HOME", dir, 1);
+}
+
 static int setup(void **state)
 {
 	strcpy(tdir, "/tmp/skel-rec-XXXXXX");
 	if (!mkdtemp(tdir) || !realpath("build/libskelrec.so", lib))
 		return -1;
+	own_cache("cache");
 	char path[128], cmd[1024];
 	snprintf(path, sizeof path, "%s/prog.c", tdir);
 	FILE *f = fopen(path, "w");
@@ -540,6 +549,152 @@ static void test_target_of_indirect_call(void **state)
 }
 
 /* A 3-byte block: no room for a jmp, so int3 (counted in STATS). */
+/* ------------------------------------------------------------ plans */
+
+/* The one plan file of prog in the current cache. */
+static void plan_file(const char *prog, char out[PATH_MAX])
+{
+	char id[130], cmd[PATH_MAX + 256];
+	buildid(prog, id);
+	snprintf(cmd, sizeof cmd, "ls %s/skel/plan-%s-*.bin",
+		 getenv("XDG_CACHE_HOME"), id);
+	FILE *p = popen(cmd, "r");
+	out[0] = 0;
+	assert_non_null(fgets(out, PATH_MAX, p));
+	char more[16];
+	assert_null(fgets(more, sizeof more, p));	/* exactly one */
+	pclose(p);
+	out[strcspn(out, "\n")] = 0;
+}
+
+static const char *const plan_probes[] = {
+	"loop_site loop_site loop_end before word e7e7000000000003",
+	"loop_site loop_site loop_end after reg rbx", NULL };
+static const char *const plan_probes2[] = {
+	"rip_site rip_site rip_end before addr 0",
+	"tk_site tk_blk tk_end before taken", NULL };
+
+/* The main stream is the "V" lines of mode `loop`. */
+static void plan_run(run *r, const char *patchp, const char *extra)
+{
+	uint64_t *v;
+	run_prog(r, prog_pie, patchp, "loop", "30", extra);
+	assert_true(r->have_trace);
+	assert_string_equal(r->s.error, "");
+	assert_true(r->s.complete);
+	size_t n = expected(r->out, "V", &v);
+	assert_int_equal(n, 30);
+	const vt_stream *st = vtrace_stream(&r->s, 0);
+	assert_non_null(st);
+	assert_int_equal(st->nvalues, 2 * n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(st->values[2 * i], 0xe7e7000000000003ull);
+		assert_int_equal(st->values[2 * i + 1], v[i]);
+	}
+	assert_same_as_native(r, prog_pie, "loop", "30");
+	free(v);
+}
+
+/* A plan file damaged (a byte changed, then cut short) is not used: the
+ * run is what it was, and the plan is made and kept again. */
+static void test_damaged_plan_is_rebuilt(void **state)
+{
+	own_cache("cache-damage");
+	const char *patchp = make_patch(prog_pie, plan_probes);
+	char plan[PATH_MAX];
+	run r;
+	plan_run(&r, patchp, NULL);	/* plans, keeps */
+	run_free(&r);
+	plan_file(prog_pie, plan);
+	struct stat st;
+	assert_int_equal(stat(plan, &st), 0);
+	int fd = open(plan, O_RDWR);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, st.st_size / 2), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, st.st_size / 2), 1);
+	close(fd);
+	plan_run(&r, patchp, "SKEL_VERBOSE=1");
+	assert_non_null(strstr(r.err, "not a plan for this process"));
+	run_free(&r);
+	plan_run(&r, patchp, "SKEL_PLAN_CHECK=1");	/* made again, good */
+	assert_non_null(strstr(r.err, "object 0: same as a fresh plan"));
+	run_free(&r);
+	assert_int_equal(truncate(plan, 100), 0);
+	plan_run(&r, patchp, "SKEL_VERBOSE=1");
+	assert_non_null(strstr(r.err, "not a plan for this process"));
+	run_free(&r);
+	plan_run(&r, patchp, "SKEL_VERBOSE=1");	/* read, nothing said */
+	assert_null(strstr(r.err, "not a plan for this process"));
+	run_free(&r);
+	own_cache("cache");
+}
+
+/* Words, map and exit of a run from a kept plan (PIE: another bias and
+ * other trampoline pages each run) are those of a run planned afresh;
+ * and the plan file moved to a fresh plan's place is that plan, byte for
+ * byte (code, text writes, map). */
+static void test_cached_plan_gives_the_same_trace(void **state)
+{
+	own_cache("cache-same");
+	run fresh, kept, r;
+	run_prog(&fresh, prog_np, make_patch(prog_np, plan_probes2), "taken",
+		 "200", "SKEL_PLAN_CACHE=0");
+	run_prog(&r, prog_np, make_patch(prog_np, plan_probes2), "taken",
+		 "200", NULL);	/* plans, keeps */
+	run_free(&r);
+	run_prog(&kept, prog_np, make_patch(prog_np, plan_probes2), "taken",
+		 "200", "SKEL_VERBOSE=1");
+	assert_null(strstr(kept.err, "planning again"));
+	assert_int_equal(fresh.status, kept.status);
+	assert_string_equal(fresh.out, kept.out);
+	const vt_stream *a = vtrace_stream(&fresh.s, 0), *b = vtrace_stream(&kept.s, 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->nvalues, 200);
+	assert_int_equal(a->nvalues, b->nvalues);
+	assert_memory_equal(a->values, b->values, a->nvalues * 8);
+	assert_int_equal(fresh.s.nmap, kept.s.nmap);
+	for (size_t i = 0; i < fresh.s.nmap; i++) {
+		const vt_map_entry *x = &fresh.s.map[i], *y = &kept.s.map[i];
+		assert_int_equal(x->pc, y->pc);
+		assert_int_equal(x->len, y->len);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->tramp - fresh.s.map[0].tramp,
+				 y->tramp - kept.s.map[0].tramp);
+	}
+	run_free(&fresh);
+	run_free(&kept);
+	/* PIE (make_patch rewrites the one patch file) */
+	const char *patchp = make_patch(prog_pie, plan_probes2);
+	run_prog(&r, prog_pie, patchp, "taken", "50", NULL);
+	run_free(&r);
+	run_prog(&r, prog_pie, patchp, "taken", "50", "SKEL_PLAN_CHECK=1");
+	if (!strstr(r.err, "object 0: same as a fresh plan"))
+		fail_msg("plan check: %s", r.err);
+	assert_same_as_native(&r, prog_pie, "taken", "50");
+	run_free(&r);
+	own_cache("cache");
+}
+
+/* A cache that cannot be written: planned in memory each time, the same
+ * words. */
+static void test_unwritable_cache_still_records(void **state)
+{
+	char dir[160];	/* a file: no directory under it, even for root */
+	snprintf(dir, sizeof dir, "%s/no-cache", tdir);
+	FILE *f = fopen(dir, "w");
+	fclose(f);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	run r;
+	plan_run(&r, make_patch(prog_pie, plan_probes), "SKEL_VERBOSE=1");
+	assert_non_null(strstr(r.err, "cannot keep it"));
+	run_free(&r);
+	plan_run(&r, make_patch(prog_pie, plan_probes), NULL);
+	run_free(&r);
+	own_cache("cache");
+}
+
 static void test_short_block_falls_back_to_int3(void **state)
 {
 	const char *probes[] = { "sh_site sh_site sh_end after reg rbx", NULL };
@@ -1067,6 +1222,13 @@ static void wp_libc_mode(const char *mode, const char *n)
 	run r, nat;
 	run_prog(&r, prog, setp, mode, n, NULL);
 	run_prog(&nat, prog, NULL, mode, n, NULL);
+	if (!strcmp(mode, "loop")) {	/* libc's plan kept, read back */
+		run c;
+		run_prog(&c, prog, setp, mode, n, "SKEL_PLAN_CHECK=1");
+		assert_non_null(strstr(c.err, "object 1: same as a fresh plan"));
+		assert_string_equal(c.out, nat.out);
+		run_free(&c);
+	}
 	assert_int_equal(r.status, nat.status);
 	assert_string_equal(r.out, nat.out);
 	assert_true(r.have_trace);
@@ -1108,6 +1270,9 @@ int main(void)
 		cmocka_unit_test(test_taken_follows_branch_outcomes),
 		cmocka_unit_test(test_target_of_indirect_call),
 		cmocka_unit_test(test_short_block_falls_back_to_int3),
+		cmocka_unit_test(test_damaged_plan_is_rebuilt),
+		cmocka_unit_test(test_cached_plan_gives_the_same_trace),
+		cmocka_unit_test(test_unwritable_cache_still_records),
 		cmocka_unit_test(test_red_zone_and_flags_preserved),
 		cmocka_unit_test(test_threads_get_tagged_streams),
 		cmocka_unit_test(test_crash_keeps_valid_prefix),

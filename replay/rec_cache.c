@@ -1,0 +1,732 @@
+/* rec_cache.c — start-up work kept between runs.  Planning an object's
+ * sites and emitting its trampolines depends on the object and its patch
+ * section, not on the process; for libc it is most of the start-up (and
+ * under valgrind, where every access the recorder makes is logged, nearly
+ * all of it).  So the first process that patches an object keeps the
+ * result in the cache ($XDG_CACHE_HOME/skel, else ~/.cache/skel):
+ *
+ *   set-<hash of the patch file>.bin   the sections of a patch set that
+ *        parsed: identity, patch_hash, where in the text; the text is then
+ *        parsed only for a section that has no plan
+ *   plan-<identity>-<patch_hash>.bin   one object's plan: the trampoline
+ *        code as emitted in that process, the offsets of its fields that
+ *        depend on the process (rec.h, REC_REL32...), the text writes, the
+ *        int3 sites and the map, link-time or code-relative
+ *
+ * A later process reads the code straight into its trampoline pages (the
+ * kernel copies it), adds one amount per kind of field, and rebases the
+ * text writes and the map.  Every file has a header (magic, version, sizes)
+ * and a checksum over all its bytes; a plan also names the conditions it
+ * was made under (the recorder's build, SKEL_INT3, RTM, FSGSBASE, where
+ * the signal return trampoline is).  A file that does not match in every
+ * respect is ignored and made again, never trusted.  Files are written to
+ * a temporary name and renamed: two processes racing write the same bytes
+ * and the last rename wins.  A cache that cannot be written only costs the
+ * planning each time. */
+#include "replay/rec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REC_PLAN_MAGIC "skelplan"
+#define REC_SET_MAGIC "skelsets"
+#define REC_CACHE_VERSION 1
+
+/* ------------------------------------------------------------ hashing */
+
+/* Four independent lanes of 8-byte words: each byte is read once, in
+ * 8-byte loads (under valgrind a byte loop over libc's 3 MB patch would
+ * log 3 M accesses), and the lanes' multiplies overlap. */
+static uint64_t rec_hash(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t l[4] = { h, h ^ 0x9e3779b97f4a7c15ull, h + n, ~h };
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+			memcpy(&w, b + i + 8 * k, 8);
+			l[k] = (l[k] ^ w) * 0x100000001b3ull;
+			l[k] ^= l[k] >> 29;
+		}
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		l[0] = (l[0] ^ w) * 0x100000001b3ull;
+		l[0] ^= l[0] >> 29;
+	}
+	uint64_t t = n;
+	for (; i < n; i++)
+		t = t << 8 | b[i];
+	h = l[0];
+	for (int k = 1; k < 4; k++)
+		h = (h ^ l[k]) * 0x100000001b3ull;
+	h = (h ^ t) * 0x100000001b3ull;
+	return h ^ h >> 31;
+}
+
+/* The files' checksum: Fletcher-like sums in four lanes, additions only
+ * (damage and truncation are what it must catch; the hash above names
+ * the patch text). */
+static uint64_t rec_sum(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t s[4] = { h, 0, 0, 0 }, t[4] = { n, 0, 0, 0 };
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+			memcpy(&w, b + i + 8 * k, 8);
+			s[k] += w;
+			t[k] += s[k];
+		}
+	for (; i < n; i++) {
+		s[0] += b[i];
+		t[0] += s[0];
+	}
+	uint64_t x = 0;
+	for (int k = 0; k < 4; k++)
+		x = (x ^ s[k] ^ t[k] << 1) * 0x100000001b3ull;
+	return x ^ x >> 31;
+}
+
+/* ------------------------------------------------------------ the cache */
+
+static char rec_dir[PATH_MAX];
+static int rec_dir_state;	/* 0 not looked up, 1 usable, -1 off */
+
+int rec_cache_on(void)
+{
+	if (rec_dir_state)
+		return rec_dir_state > 0;
+	rec_dir_state = -1;
+	const char *off = getenv("SKEL_PLAN_CACHE");
+	if (off && !strcmp(off, "0"))
+		return 0;
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+	if (x && *x == '/')
+		n = snprintf(rec_dir, sizeof rec_dir, "%s/skel", x);
+	else if (home && *home)
+		n = snprintf(rec_dir, sizeof rec_dir, "%s/.cache/skel", home);
+	else
+		return 0;
+	if (n <= 0 || (size_t)n >= sizeof rec_dir - 64)
+		return 0;
+	/* the parents as well: the recorder may run before any skel command
+	 * made the cache */
+	for (char *s = rec_dir + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			mkdir(rec_dir, 0755);
+			*s = '/';
+		}
+	mkdir(rec_dir, 0755);
+	rec_dir_state = 1;
+	return 1;
+}
+
+/* Reads exactly n bytes at off. */
+static int rec_pread(int fd, void *to, size_t n, uint64_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = pread(fd, (char *)to + got, n - got, (off_t)(off + got));
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* Writes the pieces to name via a temporary file and a rename. */
+static void rec_file_put(const char *name, const struct iovec *v, int nv)
+{
+	char tmp[PATH_MAX + 64], path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", rec_dir, name);
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int bad = fd < 0;
+	for (int i = 0; !bad && i < nv; i++)
+		for (size_t done = 0; !bad && done < v[i].iov_len;) {
+			ssize_t k = write(fd, (const char *)v[i].iov_base + done,
+					  v[i].iov_len - done);
+			bad = k <= 0;
+			done += bad ? 0 : (size_t)k;
+		}
+	if (fd >= 0 && close(fd))
+		bad = 1;
+	if (!bad && rename(tmp, path))
+		bad = 1;
+	if (bad) {
+		if (R.verbose)
+			rec_say("%s: cannot keep it (%s); planning again next "
+				"time", path, strerror(errno));
+		if (fd >= 0)
+			unlink(tmp);
+		return;
+	}
+	R.plans_written++;
+}
+
+/* ------------------------------------------------------------ patch set */
+
+typedef struct rec_set_hdr {
+	char magic[8];
+	uint32_t version, hdr_size;
+	uint64_t n;		/* sections */
+	uint64_t text_len, text_hash;
+	uint64_t sum;		/* rec_hash of header (sum 0) and entries */
+} rec_set_hdr;
+
+typedef struct rec_set_ent {
+	uint8_t id[SKEL_ID_MAX];
+	uint32_t id_len, id_kind;
+	uint64_t patch_hash;
+	uint64_t off, len;	/* the section's text */
+} rec_set_ent;
+
+static const char *rec_text;	/* the patch file, mapped for good */
+static size_t rec_text_len;
+static rec_set_ent rec_sec[PATCH_MAX_OBJECTS];
+static uint8_t rec_parsed[PATCH_MAX_OBJECTS];
+
+static uint64_t rec_set_sum(rec_set_hdr h, const rec_set_ent *v)
+{
+	h.sum = 0;
+	return rec_sum(rec_sum(0, &h, sizeof h), v, h.n * sizeof *v);
+}
+
+/* Where the next section starts (patch.c's rule: a line starting with
+ * the magic), or len. */
+static size_t rec_next_section(const char *t, size_t len, size_t from)
+{
+	size_t m = strlen(PATCH_MAGIC);
+	for (size_t i = from; i < len; i++)
+		if (t[i] == '\n' && len - (i + 1) >= m &&
+		    !memcmp(t + i + 1, PATCH_MAGIC, m))
+			return i + 1;
+	return len;
+}
+
+static int rec_set_from_index(uint64_t th)
+{
+	char path[PATH_MAX + 64];
+	rec_set_hdr h;
+	snprintf(path, sizeof path, "%s/set-%016" PRIx64 ".bin", rec_dir, th);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int ok = !fstat(fd, &st) && !rec_pread(fd, &h, sizeof h, 0) &&
+		 !memcmp(h.magic, REC_SET_MAGIC, 8) &&
+		 h.version == REC_CACHE_VERSION && h.hdr_size == sizeof h &&
+		 h.n >= 1 && h.n <= PATCH_MAX_OBJECTS &&
+		 (uint64_t)st.st_size == sizeof h + h.n * sizeof(rec_set_ent) &&
+		 h.text_len == rec_text_len && h.text_hash == th &&
+		 !rec_pread(fd, rec_sec, h.n * sizeof *rec_sec, sizeof h) &&
+		 rec_set_sum(h, rec_sec) == h.sum;
+	close(fd);
+	for (uint64_t k = 0; ok && k < h.n; k++)
+		ok = rec_sec[k].id_len <= SKEL_ID_MAX &&
+		     rec_sec[k].off <= rec_text_len &&
+		     rec_sec[k].len <= rec_text_len - rec_sec[k].off;
+	if (!ok)
+		return -1;
+	R.set.obj = calloc(h.n, sizeof *R.set.obj);
+	if (!R.set.obj)
+		return -1;
+	R.set.n = h.n;
+	for (size_t k = 0; k < R.set.n; k++) {
+		patch *p = &R.set.obj[k];
+		p->version = PATCH_VERSION;
+		p->id_kind = rec_sec[k].id_kind;
+		p->id_len = rec_sec[k].id_len;
+		memcpy(p->id, rec_sec[k].id, p->id_len);
+		R.phash[k] = rec_sec[k].patch_hash;
+	}
+	return 0;
+}
+
+static void rec_set_index_write(uint64_t th)
+{
+	rec_set_hdr h = { .version = REC_CACHE_VERSION, .hdr_size = sizeof h,
+			  .n = R.set.n, .text_len = rec_text_len,
+			  .text_hash = th };
+	memcpy(h.magic, REC_SET_MAGIC, 8);
+	size_t at = 0;
+	for (size_t k = 0; k < R.set.n; k++) {
+		const patch *p = &R.set.obj[k];
+		rec_set_ent *x = &rec_sec[k];
+		size_t next = rec_next_section(rec_text, rec_text_len, at);
+		memset(x, 0, sizeof *x);
+		memcpy(x->id, p->id, p->id_len);
+		x->id_len = p->id_len;
+		x->id_kind = p->id_kind;
+		x->patch_hash = R.phash[k];
+		x->off = at;
+		x->len = next - at;
+		at = next;
+	}
+	h.sum = rec_set_sum(h, rec_sec);
+	char name[64];
+	snprintf(name, sizeof name, "set-%016" PRIx64 ".bin", th);
+	struct iovec v[2] = { { &h, sizeof h },
+			      { rec_sec, R.set.n * sizeof *rec_sec } };
+	rec_file_put(name, v, 2);
+}
+
+int rec_set_load(const char *path, char err[FMT_ERR_LEN])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
+		/* patch.c says what is wrong with it */
+		if (fd >= 0)
+			close(fd);
+		if (patch_set_load(&R.set, path, err))
+			return -1;
+		for (size_t k = 0; k < R.set.n; k++)
+			R.phash[k] = patch_hash(&R.set.obj[k]);
+		return 0;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		snprintf(err, FMT_ERR_LEN, "%s", strerror(errno));
+		return -1;
+	}
+	rec_text = m;
+	rec_text_len = (size_t)st.st_size;
+	int cache = rec_cache_on();
+	uint64_t th = cache ? rec_hash(0, rec_text, rec_text_len) : 0;
+	if (cache && rec_set_from_index(th) == 0)
+		return 0;
+	if (patch_set_parse(&R.set, rec_text, rec_text_len, err))
+		return -1;
+	for (size_t k = 0; k < R.set.n; k++) {
+		R.phash[k] = patch_hash(&R.set.obj[k]);
+		rec_parsed[k] = 1;
+	}
+	if (cache)
+		rec_set_index_write(th);
+	return 0;
+}
+
+const patch *rec_section_probes(uint32_t k)
+{
+	patch *p = &R.set.obj[k];
+	if (rec_parsed[k] || !rec_text)
+		return p;
+	char err[FMT_ERR_LEN];
+	if (patch_parse(p, rec_text + rec_sec[k].off, rec_sec[k].len, err))
+		rec_die("section %u of the patch: %s", k, err);
+	if (patch_hash(p) != R.phash[k])
+		rec_die("section %u of the patch is not what its index says", k);
+	rec_parsed[k] = 1;
+	return p;
+}
+
+/* ----------------------------------------------------------------- plans */
+
+typedef struct rec_plan_hdr {
+	char magic[8];
+	uint32_t version, hdr_size;
+	uint64_t patch_hash;
+	uint8_t id[SKEL_ID_MAX];
+	uint32_t id_len, id_kind;
+	uint64_t config;	/* rec_config() */
+	uint64_t bias, code, cursor;	/* where it was emitted */
+	uint32_t index, pad;
+	uint64_t code_len, code_size;
+	uint64_t nwrite, nint3, nmap, nrel[REC_NRELOC];
+	uint64_t nsites, nprobes, nneighbour, nunreachable;
+	uint64_t payload;	/* bytes after the header */
+	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
+} rec_plan_hdr;
+
+/* A site: link-time start, offset of its trampoline. */
+typedef struct rec_plan_site {
+	uint64_t start;
+	uint32_t tramp;
+	uint16_t len;
+	uint16_t int3;
+} rec_plan_site;
+
+/* An int3 site's block, for SKEL_VERBOSE (link-time). */
+typedef struct rec_plan_int3 {
+	uint64_t bstart, bend;
+} rec_plan_int3;
+
+/* What the plan of R.cur depends on besides its patch section. */
+static uint64_t rec_config(void)
+{
+	const rec_image *img = &R.cur->img;
+	uint64_t v[8 + 2 * REC_MAX_SEGS] = {
+		REC_CACHE_VERSION, R.self_id,
+		(uint64_t)R.force_int3 | (uint64_t)R.have_rtm << 1 |
+			(uint64_t)R.have_gsbase << 2,
+		R.restorer >= img->lo && R.restorer < img->hi
+			? R.restorer - img->bias + 1 : 0,
+		img->lo - img->bias, img->hi - img->bias, (uint64_t)img->nx,
+		sizeof(vt_map_entry),
+	};
+	for (int i = 0; i < img->nx; i++) {
+		v[8 + 2 * i] = img->xlo[i] - img->bias;
+		v[9 + 2 * i] = img->xhi[i] - img->bias;
+	}
+	return rec_hash(0, v, sizeof v);
+}
+
+static void rec_plan_name(char *buf, size_t n)
+{
+	const patch *p = &R.set.obj[R.cur->index];
+	char id[2 * SKEL_ID_MAX + 1];
+	for (uint32_t i = 0; i < p->id_len; i++)
+		snprintf(id + 2 * i, 3, "%02x", p->id[i]);
+	id[2 * p->id_len] = 0;
+	snprintf(buf, n, "plan-%s-%016" PRIx64 ".bin", id, R.phash[R.cur->index]);
+}
+
+static size_t rec_pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+void rec_plan_write(const rec_emit *e, const rec_pending *pd,
+		    const rec_site *sv, const size_t counts[4])
+{
+	const rec_object *o = R.cur;
+	const patch *p = &R.set.obj[o->index];
+	size_t nw = pd->nw, ni = 0;
+	rec_plan_site *w = calloc(nw + 1, sizeof *w);
+	rec_plan_int3 *i3 = calloc(nw + 1, sizeof *i3);
+	vt_map_entry *map = malloc((pd->nmap + 1) * sizeof *map);
+	if (!w || !i3 || !map || e->len > UINT32_MAX)
+		goto out;
+	for (size_t i = 0; i < nw; i++) {
+		const rec_write *x = &pd->w[i];
+		w[i] = (rec_plan_site){ x->start - o->img.bias,
+					 (uint32_t)(x->tramp - (uint64_t)e->p),
+					 (uint16_t)(x->end - x->start),
+					 (uint16_t)x->int3 };
+		if (x->end - x->start > UINT16_MAX)
+			goto out;
+		if (x->int3)
+			i3[ni++] = (rec_plan_int3){ sv[i].bstart - o->img.bias,
+						    sv[i].bend - o->img.bias };
+	}
+	for (size_t i = 0; i < pd->nmap; i++) {
+		map[i] = pd->map[i];
+		map[i].tramp -= (uint64_t)e->p;
+		map[i].kind &= 0xffff;
+	}
+	rec_plan_hdr h = { .version = REC_CACHE_VERSION, .hdr_size = sizeof h,
+			   .patch_hash = R.phash[o->index],
+			   .id_len = p->id_len, .id_kind = p->id_kind,
+			   .config = rec_config(), .bias = o->img.bias,
+			   .code = (uint64_t)e->p, .cursor = (uint64_t)R.cursor_off,
+			   .index = o->index, .code_len = e->len,
+			   .code_size = rec_pad8(e->len), .nwrite = nw,
+			   .nint3 = ni, .nmap = pd->nmap,
+			   .nsites = counts[0], .nprobes = counts[1],
+			   .nneighbour = counts[2], .nunreachable = counts[3] };
+	memcpy(h.magic, REC_PLAN_MAGIC, 8);
+	memcpy(h.id, p->id, p->id_len);
+	struct iovec v[4 + REC_NRELOC];
+	int nv = 0;
+	v[nv++] = (struct iovec){ w, nw * sizeof *w };
+	v[nv++] = (struct iovec){ i3, ni * sizeof *i3 };
+	v[nv++] = (struct iovec){ map, pd->nmap * sizeof *map };
+	for (int k = 0; k < REC_NRELOC; k++) {
+		h.nrel[k] = e->rel[k].n;
+		v[nv++] = (struct iovec){ e->rel[k].off, e->rel[k].n * 4 };
+	}
+	/* up to 8 bytes: the int3 fill after the last trampoline */
+	v[nv++] = (struct iovec){ e->p, h.code_size };
+	uint64_t sum = 0;
+	h.payload = 0;
+	for (int i = 0; i < nv; i++)
+		h.payload += v[i].iov_len;
+	for (int i = 0; i < nv; i++)
+		sum = rec_sum(sum, v[i].iov_base, v[i].iov_len);
+	h.sum = rec_sum(sum, &h, sizeof h);
+	struct iovec all[5 + REC_NRELOC];
+	all[0] = (struct iovec){ &h, sizeof h };
+	memcpy(all + 1, v, nv * sizeof *v);
+	char name[2 * SKEL_ID_MAX + 64];
+	rec_plan_name(name, sizeof name);
+	rec_file_put(name, all, nv + 1);
+out:
+	free(w), free(i3), free(map);
+}
+
+/* The header says what this process needs, and its sizes add up to the
+ * file's. */
+static int rec_plan_fits(const rec_plan_hdr *h, uint64_t file)
+{
+	const rec_object *o = R.cur;
+	const patch *p = &R.set.obj[o->index];
+	if (memcmp(h->magic, REC_PLAN_MAGIC, 8) || h->version != REC_CACHE_VERSION ||
+	    h->hdr_size != sizeof *h || h->patch_hash != R.phash[o->index] ||
+	    h->id_len != p->id_len || h->id_kind != p->id_kind ||
+	    memcmp(h->id, p->id, p->id_len) || h->config != rec_config() ||
+	    h->payload != file - sizeof *h || file < sizeof *h ||
+	    h->code_size != rec_pad8(h->code_len) || h->code_len > UINT32_MAX)
+		return 0;
+	uint64_t limit = h->payload, sum = h->code_size;
+	const uint64_t n[3] = { h->nwrite, h->nint3, h->nmap };
+	const uint64_t sz[3] = { sizeof(rec_plan_site), sizeof(rec_plan_int3),
+				 sizeof(vt_map_entry) };
+	for (int i = 0; i < 3; i++) {
+		if (n[i] > limit / sz[i])
+			return 0;
+		sum += n[i] * sz[i];
+	}
+	for (int k = 0; k < REC_NRELOC; k++) {
+		if (h->nrel[k] > limit / 4)
+			return 0;
+		sum += h->nrel[k] * 4;
+	}
+	return sum == h->payload && h->nint3 <= h->nwrite;
+}
+
+/* Moves the code (at `code` now, to run at `base`) from where the plan
+ * was emitted, for this process's bias, TLS offset and object number.  -1
+ * if a field does not fit (then this process plans afresh). */
+static int rec_plan_relocate(const rec_plan_hdr *h, uint8_t *code,
+			     uint64_t base, const uint32_t *off)
+{
+	const rec_object *o = R.cur;
+	int64_t drel = (int64_t)((o->img.bias - base) - (h->bias - h->code));
+	uint64_t dabs = o->img.bias - h->bias;
+	uint64_t dent = ((uint64_t)o->index << 32) - ((uint64_t)h->index << 32);
+	int32_t cur = (int32_t)R.cursor_off;
+	const uint32_t *x = off;
+	for (int k = 0; k < REC_NRELOC; k++) {
+		size_t wide = k == REC_ABS64 || k == REC_ENTRY64 ? 8 : 4;
+		for (uint64_t i = 0; i < h->nrel[k]; i++, x++) {
+			if (*x > h->code_len || h->code_len - *x < wide)
+				return -1;
+			uint8_t *f = code + *x;
+			int32_t v32;
+			uint64_t v64;
+			switch (k) {
+			case REC_REL32:
+				memcpy(&v32, f, 4);
+				if (!rec_fits32(v32 + drel))
+					return -1;
+				v32 = (int32_t)(v32 + drel);
+				memcpy(f, &v32, 4);
+				break;
+			case REC_CURSOR32:
+				memcpy(f, &cur, 4);
+				break;
+			default:
+				memcpy(&v64, f, 8);
+				v64 += k == REC_ABS64 ? dabs : dent;
+				memcpy(f, &v64, 8);
+			}
+		}
+	}
+	return 0;
+}
+
+/* A plan file read and checked, its code not moved yet. */
+typedef struct rec_plan_file {
+	rec_plan_hdr h;
+	const uint8_t *file;	/* mapped, read-only */
+	size_t file_len;
+	const rec_plan_site *w;	/* in file */
+	const rec_plan_int3 *ib;
+	const vt_map_entry *map;
+	const uint32_t *off;
+	uint8_t *code;
+	size_t size;		/* of code */
+	int pages;		/* code is trampoline pages (else malloc'd) */
+} rec_plan_file;
+
+static void rec_plan_file_free(rec_plan_file *f)
+{
+	if (f->code && f->pages)
+		munmap(f->code, f->size);
+	else
+		free(f->code);
+	if (f->file)
+		munmap((void *)f->file, f->file_len);
+	memset(f, 0, sizeof *f);
+}
+
+/* R.cur's plan file, if it is one for this process: the code straight
+ * into trampoline pages (`pages`: the kernel copies it) or into memory. */
+static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
+{
+	memset(f, 0, sizeof *f);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rec_plan_hdr *h = &f->h;
+	struct stat st;
+	uint64_t nrel = 0;
+	f->pages = pages;
+	if (fstat(fd, &st) || rec_pread(fd, h, sizeof *h, 0) ||
+	    !rec_plan_fits(h, (uint64_t)st.st_size))
+		goto bad;
+	for (int k = 0; k < REC_NRELOC; k++)
+		nrel += h->nrel[k];
+	f->size = (h->code_size + REC_PAGE - 1) & ~(REC_PAGE - 1);
+	/* the tables are read where they are (the page cache's pages) */
+	f->file_len = (size_t)st.st_size;
+	void *m = mmap(NULL, f->file_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+		       fd, 0);
+	if (m == MAP_FAILED)
+		goto bad;
+	f->file = m;
+	f->w = (const void *)(f->file + sizeof *h);
+	f->ib = (const void *)(f->w + h->nwrite);
+	f->map = (const void *)(f->ib + h->nint3);
+	f->off = (const void *)(f->map + h->nmap);
+	f->code = !f->size ? NULL : pages ? rec_code_map(f->size) : malloc(f->size);
+	if (f->size && !f->code)
+		goto bad;
+	/* all its pages at once: one fault per page costs more (and more so
+	 * in a virtual machine); an old kernel says EINVAL, no harm */
+	if (pages)
+		madvise(f->code, f->size, 23 /* MADV_POPULATE_WRITE */);
+	/* the code straight into its pages: the kernel copies it (and
+	 * valgrind does not see the copy) */
+	uint64_t len[3] = { h->nwrite * sizeof *f->w, h->nint3 * sizeof *f->ib,
+			    h->nmap * sizeof *f->map }, sum = 0;
+	if (rec_pread(fd, f->code, h->code_size, h->payload + sizeof *h -
+		      h->code_size))
+		goto bad;
+	/* as the writer hashed them: each reloc table apart */
+	sum = rec_sum(sum, f->w, len[0]);
+	sum = rec_sum(sum, f->ib, len[1]);
+	sum = rec_sum(sum, f->map, len[2]);
+	for (int k = 0, first = 0; k < REC_NRELOC; first += (int)h->nrel[k++])
+		sum = rec_sum(sum, f->off + first, h->nrel[k] * 4);
+	sum = rec_sum(sum, f->code, h->code_size);
+	uint64_t want = h->sum;
+	h->sum = 0;
+	if (rec_sum(sum, h, sizeof *h) != want)
+		goto bad;
+	close(fd);
+	return 0;
+bad:
+	close(fd);
+	rec_plan_file_free(f);
+	if (R.verbose)
+		rec_say("%s: not a plan for this process; planning again", path);
+	return -1;
+}
+
+static void rec_plan_path(char *path, size_t n)
+{
+	char name[2 * SKEL_ID_MAX + 64];
+	rec_plan_name(name, sizeof name);
+	snprintf(path, n, "%s/%s", rec_dir, name);
+}
+
+int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
+{
+	rec_object *o = R.cur;
+	char path[PATH_MAX + 2 * SKEL_ID_MAX + 64];
+	rec_plan_file f;
+	rec_plan_path(path, sizeof path);
+	if (rec_plan_file_read(path, &f, 1))
+		return -1;
+	const rec_plan_hdr *h = &f.h;
+	uint64_t bias = o->img.bias, base = (uint64_t)f.code;
+	rec_int3 *iv = realloc(i3->v, (i3->n + h->nint3 + 1) * sizeof *iv);
+	if (!iv)
+		rec_die("out of memory");
+	i3->v = iv;
+	if (rec_plan_relocate(h, f.code, base, f.off)) {
+		if (R.verbose)
+			rec_say("%s: out of reach here; planning again", path);
+		rec_plan_file_free(&f);
+		return -1;
+	}
+	if (f.size && mprotect(f.code, f.size, PROT_READ | PROT_EXEC))
+		rec_die("cannot protect the trampolines: %s", strerror(errno));
+	pd->nw = h->nwrite;
+	pd->w = rec_mmap_raw((h->nwrite ? h->nwrite : 1) * sizeof *pd->w);
+	if (!pd->w)
+		rec_die("out of memory");
+	for (size_t i = 0, k = 0; i < h->nwrite; i++) {
+		const rec_plan_site *w = &f.w[i];
+		uint64_t s = w->start + bias;
+		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3 };
+		if (!w->int3)
+			continue;
+		i3->v[i3->n++] = (rec_int3){ s, base + w->tramp };
+		if (R.verbose && k < h->nint3)
+			rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
+				", 0x%" PRIx64 ")) of object %u: no 5-byte span",
+				w->start, f.ib[k].bstart, f.ib[k].bend, o->index);
+		k++;
+	}
+	pd->map = malloc((h->nmap + 1) * sizeof *pd->map);
+	if (!pd->map)
+		rec_die("out of memory");
+	for (size_t i = 0; i < h->nmap; i++) {
+		pd->map[i] = f.map[i];
+		pd->map[i].tramp += base;
+		pd->map[i].kind = (f.map[i].kind & 0xffff) | o->index << 16;
+	}
+	pd->nmap = h->nmap;
+	o->code_lo = base;
+	o->code_hi = base + f.size;
+	R.code_size += f.size;
+	R.nsites += h->nsites;
+	R.nprobes += h->nprobes;
+	R.nneighbour += h->nneighbour;
+	R.nunreachable += h->nunreachable;
+	R.plans_read++;
+	f.code = NULL;	/* in use */
+	rec_plan_file_free(&f);
+	return 0;
+}
+
+/* SKEL_PLAN_CHECK=1 (tests): R.cur was just planned afresh into e and pd;
+ * its plan file, moved to the same place, must give the same code, text
+ * writes and map, byte for byte. */
+void rec_plan_check(const rec_emit *e, const rec_pending *pd)
+{
+	char path[PATH_MAX + 2 * SKEL_ID_MAX + 64];
+	rec_plan_file f;
+	rec_plan_path(path, sizeof path);
+	if (rec_plan_file_read(path, &f, 0)) {
+		rec_say("plan check: %s: no plan to compare", path);
+		return;
+	}
+	const rec_plan_hdr *h = &f.h;
+	uint64_t base = (uint64_t)e->p, bias = R.cur->img.bias;
+	int bad = rec_plan_relocate(h, f.code, base, f.off) ||
+		  h->code_len != e->len || h->nwrite != pd->nw ||
+		  h->nmap != pd->nmap ||
+		  memcmp(f.code, e->p, e->len);
+	for (size_t i = 0; !bad && i < pd->nw; i++) {
+		const rec_plan_site *w = &f.w[i];
+		const rec_write *x = &pd->w[i];
+		bad = w->start + bias != x->start || w->start + bias + w->len != x->end ||
+		      base + w->tramp != x->tramp || w->int3 != x->int3;
+	}
+	for (size_t i = 0; !bad && i < pd->nmap; i++) {
+		vt_map_entry m = f.map[i];
+		m.tramp += base;
+		m.kind = (m.kind & 0xffff) | R.cur->index << 16;
+		bad = memcmp(&m, &pd->map[i], sizeof m) != 0;
+	}
+	rec_say("plan check: object %u: %s", R.cur->index,
+		bad ? "DIFFERS from a fresh plan" : "same as a fresh plan");
+	rec_plan_file_free(&f);
+}
