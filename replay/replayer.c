@@ -148,16 +148,23 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* The objects of an OBJECTS chunk get their skeletons.  0, or -1 after
+/* Objects of the process (an OBJECTS chunk's, or all of a file's) join
+ * `objs`, and the covered ones get their skeletons.  0, or -1 after
  * saying why (a covered object without a module, or recorded with another
  * skeleton of it). */
-static int modules_bind(const uint8_t *payload, size_t n, const char *what)
+static int modules_bind(const vt_object *v, size_t n, const char *what)
 {
 	size_t first = objs.n;
-	if (vt_objects_add(&objs, payload, n) < 0) {
+	vt_object *grown = realloc(objs.v, (objs.n + n + 1) * sizeof *grown);
+	if (!grown) {
 		fprintf(stderr, "skel: replay: out of memory\n");
 		exit(2);
 	}
+	objs.v = grown;
+	memcpy(objs.v + objs.n, v, n * sizeof *v);
+	objs.n += n;
+	for (size_t i = first; i < objs.n; i++)
+		objs.v[i].path[sizeof objs.v[i].path - 1] = 0;
 	for (size_t i = first; i < objs.n; i++) {
 		const vt_object *o = &objs.v[i];
 		if (!(o->flags & VT_OBJ_COVERED) || o->index == 0)
@@ -823,19 +830,12 @@ static void stream_free(stream *s)
 	free(s);
 }
 
-static void hex_id(const vt_header *h, char *out)
-{
-	for (uint32_t i = 0; i < h->id_len && i < SKEL_ID_MAX; i++)
-		sprintf(out + 2 * i, "%02x", h->id[i]);
-	out[2 * (h->id_len < SKEL_ID_MAX ? h->id_len : SKEL_ID_MAX)] = 0;
-}
-
 /* The values are this skeleton's: same binary, same probes.  0 or a
  * message naming `what`. */
 static int header_matches(const vt_header *h, const char *what)
 {
 	char id[2 * SKEL_ID_MAX + 1];
-	hex_id(h, id);
+	hex_bytes(h->id, h->id_len, id);
 	if (strcmp(id, sk_binary_id)) {
 		fprintf(stderr, "skel: %s: recorded from binary %s, but the skeleton is for %s\n",
 			what, id, sk_binary_id);
@@ -1023,21 +1023,6 @@ static bool report_exec(const char *what, const vt_exec *e)
 	return true;
 }
 
-static int objects_bind_all(const vt_objects *o, const char *what)
-{
-	if (!o->n)
-		return 0;
-	size_t n = 8 + o->n * sizeof(vt_object);
-	uint8_t *p = malloc(n);
-	if (!p)
-		return -1;
-	memcpy(p, &o->marker, 8);
-	memcpy(p + 8, o->v, o->n * sizeof(vt_object));
-	int rc = modules_bind(p, n, what);
-	free(p);
-	return rc;
-}
-
 static int replay_file(const char *values, FILE *out, bool quiet)
 {
 	char err[FMT_ERR_LEN];
@@ -1054,7 +1039,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	/* the words are read in place, one segment per VALUES chunk */
 	vt_streams st;
 	vtrace_streams_ref(&vt, &st);
-	if (objects_bind_all(&st.objects, values) < 0) {
+	if (modules_bind(st.objects.v, st.objects.n, values) < 0) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
 		return 2;
@@ -1283,7 +1268,9 @@ static int replay_fd(FILE *out, bool quiet)
 			}
 			/* before any word of those objects: the skeletons'
 			 * threads see them bound (the queue's mutex orders) */
-			if (c.type == VT_OBJECTS && modules_bind(p, c.payload_bytes, what) < 0) {
+			if (c.type == VT_OBJECTS &&
+			    modules_bind((const vt_object *)((const uint8_t *)p + 8),
+					 (c.payload_bytes - 8) / sizeof(vt_object), what) < 0) {
 				free(p);
 				snprintf(err, sizeof err, "cannot replay the objects recorded");
 				break;
