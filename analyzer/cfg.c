@@ -307,10 +307,15 @@ static void resolve_pending(rbuild *rb)
 
 /* Decodes the leaders queued since, and gives the jumps still unresolved
  * another chance. */
-static void decode_more(rbuild *rb)
+static void decode_work(rbuild *rb)
 {
 	while (rb->work.n)
 		trace_from(rb, rb->work.a[--rb->work.n]);
+}
+
+static void decode_more(rbuild *rb)
+{
+	decode_work(rb);
 	resolve_pending(rb);
 }
 
@@ -389,22 +394,71 @@ static bool splits_insn(const rbuild *rb, uint64_t a)
 	return false;
 }
 
+/* A guessed target is code only if its straight-line run agrees with the
+ * instructions already known: it must not start inside one, decode
+ * through the start of one, or fail to decode before it joins them or ends.
+ * A wrong guess (a table entry past the table's real end) would otherwise
+ * decode overlapping instructions and cut a real block short. */
+static bool guess_conflicts(rbuild *rb, uint64_t a)
+{
+	const binary *b = &rb->c->p->bin;
+	uint32_t k;
+	for (int n = 0; n < 64; n++) {
+		if (addrmap_get(&rb->at, a, &k))
+			return false;
+		if (splits_insn(rb, a))
+			return true;
+		size_t avail;
+		const uint8_t *code = elf_code_at(b, a, &avail);
+		insn in;
+		if (!code || decode_insn(code, avail, a, &in) < 0)
+			return true;
+		for (uint64_t d = 1; d < in.len; d++)
+			if (addrmap_get(&rb->at, a + d, &k))
+				return true;
+		switch (in.flow) {
+		case FLOW_NEXT:
+		case FLOW_SYSCALL:
+		case FLOW_CJUMP:
+		case FLOW_CALL:
+		case FLOW_ICALL:
+			a += in.len;
+			if (leaves_routine(rb, a))
+				return false;
+			continue;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
 static void add_taken_targets(rbuild *rb)
 {
 	const cfg_ctx *c = rb->c;
 	uint64_t lo, hi;
 	if (!rb->pending.n || !function_extent(&c->p->bin, rb->r->start, &lo, &hi))
 		return;
+	VEC(uint64_t) cand = {0};
+	for (size_t i = 0; i < c->entry_list.n; i++)
+		if (taken_in_extent(rb, c->entry_list.a[i], lo, hi))
+			vec_push(cand, c->entry_list.a[i]);
+	/* in address order, each decoded at once, so that the next is
+	 * checked against it (the result does not depend on discovery order) */
+	if (cand.n)
+		qsort(cand.a, cand.n, sizeof *cand.a, cmp_u64);
 	bool any = false;
-	for (size_t i = 0; i < c->entry_list.n; i++) {
-		uint64_t a = c->entry_list.a[i];
+	for (size_t i = 0; i < cand.n; i++) {
+		uint64_t a = cand.a[i];
 		uint32_t one;
-		if (!taken_in_extent(rb, a, lo, hi) || leaves_routine(rb, a) ||
-		    addrmap_get(&rb->leaders, a, &one) || splits_insn(rb, a))
+		if (leaves_routine(rb, a) || addrmap_get(&rb->leaders, a, &one) ||
+		    guess_conflicts(rb, a))
 			continue;
 		leader(rb, a);
+		decode_work(rb);
 		any = true;
 	}
+	free(cand.a);
 	if (any)
 		decode_more(rb);
 }
@@ -431,12 +485,13 @@ static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 		uint64_t *t = NULL;
 		size_t nt = jt_unbounded(&rb->c->p->bin, win, n, NULL, lo, hi, &t);
 		for (size_t k = 0; k < nt; k++) {
-			if (leaves_routine(rb, t[k]) || splits_insn(rb, t[k]))
+			if (leaves_routine(rb, t[k]) || guess_conflicts(rb, t[k]))
 				continue;
 			vec_push(rb->guess_at, rb->insns.a[idx].addr);
 			vec_push(rb->guess_to, t[k]);
 			if (!addrmap_get(&rb->leaders, t[k], &one)) {
 				leader(rb, t[k]);
+				decode_work(rb);
 				any = true;
 			}
 		}

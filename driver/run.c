@@ -691,10 +691,6 @@ int cmd_gen(int argc, char **argv)
 			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
 			st.mem_insns, st.probes, st.direct,
 			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
-	if (rc == 0 && st.shared_insns)
-		fprintf(stderr, "skel: gen: warning: %u instructions belong to more than one "
-			"routine; a replay through them may desynchronise (reported, never silent)\n",
-			st.shared_insns);
 	if (rc == 0 && st.inexact)
 		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
 			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "

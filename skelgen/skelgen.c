@@ -28,7 +28,28 @@ typedef struct gen {
 	uint8_t *internal;
 	uint32_t *entry_mask;   /* per routine: entry values its skeleton uses */
 	addrmap shared;         /* instructions in more than one routine */
+	/* Their probes: the union of what each of those routines needs,
+	 * written to the patch once, read by every routine's skeleton in the
+	 * same order (unneeded words are read and dropped). */
+	struct shared_at *sh;
+	uint32_t nsh;
+	addrmap shidx;          /* pc -> index in sh */
 } gen;
+
+/* One probe at a shared instruction, in the order the recorder writes
+ * and every skeleton reads: RETURNED, registers before, direct addresses
+ * (by access), call arguments, branch or target, registers after. */
+enum { SP_RETURNED, SP_REG_BEFORE, SP_ADDR, SP_ARG, SP_BRANCH, SP_TARGET, SP_REG_AFTER };
+typedef struct sprobe {
+	uint8_t cls, rep, key;  /* key: register, access index or variable */
+} sprobe;
+
+typedef struct shared_at {
+	sprobe *v;
+	uint32_t n;
+	uint64_t bs, be;        /* probe region: the narrowest any routine has */
+	bool region, written;
+} shared_at;
 
 /* What a call site passes for one entry value of an internal callee. */
 typedef struct call_arg {
@@ -168,16 +189,21 @@ static void probe_region(const rgen *g, uint32_t i, uint64_t *start, uint64_t *e
 	*end = r->blocks[x].end;
 }
 
-static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,
-		      uint32_t k, uint64_t word)
+static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool after,
+			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
-	const routine *r = g->r;
-	uint64_t bs, be;
-	probe_region(g, i, &bs, &be);
-	patch_probe pp = { .pc = r->insns[i].addr, .block_start = bs,
+	patch_probe pp = { .pc = g->r->insns[i].addr, .block_start = bs,
 			   .block_end = be, .after = after, .what = what,
 			   .reg = reg, .k = k, .word = word };
 	patch_add_probe(g->g->pt, &pp);
+}
+
+static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,
+		      uint32_t k, uint64_t word)
+{
+	uint64_t bs, be;
+	probe_region(g, i, &bs, &be);
+	add_probe_in(g, i, bs, be, after, what, reg, k, word);
 }
 
 /* The recorder numbers memory operands explicit ones first, then implicit
@@ -202,11 +228,112 @@ static bool is_entry_param(const rgen *g, const probe *p)
 	       p->val < SSA_NVARS && p->insn == g->r->blocks[0].first;
 }
 
+/* ------------------------------------------- shared instructions */
+
+static shared_at *shared_of(const gen *g, uint64_t pc)
+{
+	uint32_t k;
+	return g->nsh && addrmap_get(&g->shidx, pc, &k) ? &g->sh[k] : NULL;
+}
+
+static bool sp_has(const shared_at *u, uint8_t cls, uint8_t rep, uint8_t key)
+{
+	for (uint32_t k = 0; u && k < u->n; k++)
+		if (u->v[k].cls == cls && u->v[k].rep == rep && u->v[k].key == key)
+			return true;
+	return false;
+}
+
+static void sp_add(shared_at *u, uint8_t cls, uint8_t rep, uint8_t key)
+{
+	if (sp_has(u, cls, rep, key))
+		return;
+	u->v = xrealloc(u->v, (u->n + 1) * sizeof *u->v);
+	u->v[u->n++] = (sprobe){ cls, rep, key };
+}
+
+static int sp_cmp(const void *x, const void *y)
+{
+	const sprobe *a = x, *b = y;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->rep != b->rep)
+		return a->rep < b->rep ? -1 : 1;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+static uint8_t sp_class(const probe *p)
+{
+	switch (p->kind) {
+	case PR_REG_BEFORE:
+		return SP_REG_BEFORE;
+	case PR_REG_AFTER:
+		return SP_REG_AFTER;
+	case PR_ADDR:
+		return SP_ADDR;
+	case PR_BRANCH:
+		return SP_BRANCH;
+	default:
+		return SP_TARGET;
+	}
+}
+
+static uint8_t sp_key(const probe *p)
+{
+	return p->kind == PR_ADDR ? p->k : p->kind == PR_BRANCH || p->kind == PR_TARGET ? 0 : p->reg;
+}
+
+/* What routine g needs at shared instruction i, into the union u. */
+static void shared_collect(rgen *g, uint32_t i, shared_at *u)
+{
+	const analysis *a = &g->a;
+	uint64_t bs, be;
+	if (g->returned_at[i])
+		sp_add(u, SP_RETURNED, 0, 0);
+	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++)
+		if (!is_entry_param(g, &a->probes[k]))
+			sp_add(u, sp_class(&a->probes[k]), a->probes[k].rep, sp_key(&a->probes[k]));
+	for (uint32_t k = 0; k < g->nargs; k++)
+		if (g->args[k].insn == i && !g->args[k].e)
+			sp_add(u, SP_ARG, 0, g->args[k].var);
+	probe_region(g, i, &bs, &be);
+	if (!u->region || bs > u->bs)
+		u->bs = bs;
+	if (!u->region || be < u->be)
+		u->be = be;
+	u->region = true;
+}
+
+/* The union's probes, once, in the order every skeleton reads them. */
+static void patch_shared(rgen *g, uint32_t i, shared_at *u)
+{
+	static const patch_what what[] = {
+		[SP_RETURNED] = PATCH_WORD, [SP_REG_BEFORE] = PATCH_REG,
+		[SP_ADDR] = PATCH_ADDR, [SP_ARG] = PATCH_REG, [SP_BRANCH] = PATCH_TAKEN,
+		[SP_TARGET] = PATCH_TARGET, [SP_REG_AFTER] = PATCH_REG,
+	};
+	for (uint32_t k = 0; k < u->n; k++) {
+		const sprobe *x = &u->v[k];
+		bool reg = what[x->cls] == PATCH_REG;
+		add_probe_in(g, i, u->bs, u->be, x->cls == SP_REG_AFTER, what[x->cls],
+			     reg ? x->key : 0,
+			     x->cls == SP_ADDR ? recorder_k(&g->r->insns[i], x->key) : 0,
+			     x->cls == SP_RETURNED ? SK_RETURNED : 0);
+	}
+	u->written = true;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
 	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
+	shared_at *u = shared_of(g->g, g->r->insns[i].addr);
+	if (u) {
+		if (!u->written)
+			patch_shared(g, i, u);
+		return;
+	}
 	if (g->returned_at[i])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
@@ -293,10 +420,15 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 		if (x->insn != i)
 			continue;
 		fprintf(f, "\t\tuint64_t a%u = ", x->var);
-		if (x->e)
+		if (x->e) {
+			/* recorded for another routine sharing this call */
+			bool drop = sp_has(shared_of(g->g, g->r->insns[i].addr), SP_ARG, 0, x->var);
+			fputs(drop ? "((void)IN(), " : "", f);
 			emit_expr(f, x->e);
-		else
+			fputs(drop ? ")" : "", f);
+		} else {
 			fprintf(f, "IN()%s", x->var == R_SP && call ? " - 8" : "");
+		}
 		fputs(";\n", f);
 	}
 	fprintf(f, "\t\tr_%d(t", id);
@@ -356,10 +488,14 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	FILE *f = g->g->f;
 	const branch_info *br = branch_at(&g->a, i);
 	fputs("\tif (", f);
-	if (br && br->how == BR_COMPUTED)
+	if (br && br->how == BR_COMPUTED) {
+		/* recorded for another routine sharing this jump */
+		if (sp_has(shared_of(g->g, in->addr), SP_BRANCH, 0, 0))
+			fputs("(void)IN(), ", f);
 		emit_condition(f, br);
-	else
+	} else {
 		fputs("IN()", f);
+	}
 	fputs(") ", f);
 	int t = cfg_block_of(r, in->target);
 	if (t >= 0 && r->blocks[t].start == in->target && !((b->flags & BLK_TAILCALL) &&
@@ -453,8 +589,13 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		fputc('\t', f);
 		emit_edge(g, bi, (uint32_t)next);
 		fputc('\n', f);
-	} else {
+	} else if (in->flow == FLOW_CALL || in->flow == FLOW_ICALL) {
 		fputs("\treturn;\n", f);
+	} else {
+		/* the code after this block was not decoded as a block of
+		 * its own (overlapping decodes): stop rather than guess */
+		fprintf(f, "\tsk_desync(t, 0x%" PRIx64 "ull, \"the analysis has no "
+			"block after this one (overlapping code)\", 0);\n", in->addr);
 	}
 }
 
@@ -510,12 +651,81 @@ static void emit_rep(rgen *g, uint32_t i)
 	fputs("\t} }\n", f);
 }
 
+/* This routine's own probe matching a union entry, or NULL. */
+static const probe *own_probe(const rgen *g, uint32_t i, const sprobe *x)
+{
+	const analysis *a = &g->a;
+	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
+		const probe *p = &a->probes[k];
+		if (sp_class(p) == x->cls && p->rep == x->rep && sp_key(p) == x->key &&
+		    !is_entry_param(g, p))
+			return p;
+	}
+	return NULL;
+}
+
+static void emit_regs_shared(rgen *g, uint32_t i, const shared_at *u, uint8_t cls)
+{
+	FILE *f = g->g->f;
+	for (uint32_t k = 0; k < u->n; k++) {
+		if (u->v[k].cls != cls)
+			continue;
+		const probe *p = own_probe(g, i, &u->v[k]);
+		if (!p)
+			fputs("\t(void)IN();\n", f);
+		else if (p->rep && cls == SP_REG_AFTER)
+			fputs("\trep_cx_after = IN();\n", f);
+		else if (p->rep)
+			fprintf(f, "\trep_%s = IN();\n",
+				p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di");
+		else
+			fprintf(f, "\tv%u = IN();\n", p->val);
+	}
+}
+
+/* An instruction several routines share: the union's words in its
+ * order, those this routine does not need read and dropped. */
+static void emit_insn_shared(rgen *g, uint32_t i, const shared_at *u)
+{
+	const analysis *a = &g->a;
+	const insn *in = &g->r->insns[i];
+	FILE *f = g->g->f;
+	if (sp_has(u, SP_RETURNED, 0, 0))
+		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, SK_RETURNED);\n", in->addr);
+	emit_regs_shared(g, i, u, SP_REG_BEFORE);
+	if (insn_is_rep(in)) {
+		emit_regs_shared(g, i, u, SP_REG_AFTER);
+		emit_rep(g, i);
+		return;
+	}
+	for (unsigned m = 0; m < in->nmem; m++) {
+		const access_info *x = access_at(a, i, m);
+		bool rec = sp_has(u, SP_ADDR, 0, (uint8_t)m);
+		if (x && !x->addr) {
+			fputs("\t{ uint64_t ad = IN();\n", f);
+			emit_out(f, in, x, "ad");
+			fputs("\t}\n", f);
+			continue;
+		}
+		if (rec)
+			fputs("\t(void)IN();\n", f);
+		if (x)
+			emit_out(f, in, x, NULL);
+	}
+	emit_regs_shared(g, i, u, SP_REG_AFTER);
+}
+
 static void emit_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
 	const insn *in = &g->r->insns[i];
 	FILE *f = g->g->f;
 	uint32_t k = g->probe_first[i];
+	const shared_at *u = shared_of(g->g, in->addr);
+	if (u) {
+		emit_insn_shared(g, i, u);
+		return;
+	}
 
 	if (g->returned_at[i])
 		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, SK_RETURNED);\n", in->addr);
@@ -731,9 +941,46 @@ static void rgen_free(rgen *g)
 
 /* ------------------------------------------------------------- driver */
 
-/* Instructions that two routines both decode (code reached by jumps from
- * several routines) get their probes twice: the replay of that code may
- * desynchronise, which the driver warns about. */
+/* The union of the probes each routine needs at the instructions it
+ * shares with others (the recorder writes one word per patch line, so
+ * each such instruction must have one set of lines and every routine's
+ * skeleton must read all of them). */
+static void find_shared_probes(gen *g)
+{
+	const program *p = g->p;
+	uint32_t one;
+	for (uint32_t id = 0; id < p->nroutines; id++) {
+		const routine *r = &p->routines[id];
+		bool any = false;
+		for (uint32_t i = 0; i < r->ninsn && !any; i++)
+			any = addrmap_get(&g->shared, r->insns[i].addr, &one);
+		if (!any || !r->nblocks)
+			continue;
+		rgen rg = { .g = g, .r = r, .id = id };
+		iv_analyze(&rg.a, p, r, g->o->all_accesses ? IV_ALL_DIRECT : 0);
+		prepare(&rg);
+		plan_calls(&rg);
+		for (uint32_t i = 0; i < r->ninsn; i++) {
+			uint64_t pc = r->insns[i].addr;
+			uint32_t x;
+			if (!addrmap_get(&g->shared, pc, &one) ||
+			    !reachable(r, (uint32_t)cfg_block_of(r, pc)))
+				continue;
+			if (!addrmap_get(&g->shidx, pc, &x)) {
+				x = g->nsh++;
+				g->sh = xrealloc(g->sh, g->nsh * sizeof *g->sh);
+				memset(&g->sh[x], 0, sizeof g->sh[x]);
+				addrmap_put(&g->shidx, pc, x);
+			}
+			shared_collect(&rg, i, &g->sh[x]);
+		}
+		rgen_free(&rg);
+	}
+	for (uint32_t k = 0; k < g->nsh; k++)
+		if (g->sh[k].n > 1)
+			qsort(g->sh[k].v, g->sh[k].n, sizeof *g->sh[k].v, sp_cmp);
+}
+
 /* Accesses the decoder could not give an exact address form for. */
 static void count_inexact(const program *p, skel_stats *st)
 {
@@ -748,6 +995,8 @@ static void count_inexact(const program *p, skel_stats *st)
 		}
 }
 
+/* Instructions that two routines both decode (code reached by jumps from
+ * several routines): their probes are the union (find_shared_probes). */
 static uint32_t count_shared(const program *p, addrmap *out)
 {
 	addrmap seen = {0};
@@ -1024,6 +1273,8 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	count_inexact(p, st);
 	find_internal(&g);
 	find_entry_masks(&g);
+	if (st->shared_insns)
+		find_shared_probes(&g);
 	emit_header(&g);
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
@@ -1051,6 +1302,10 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	free(g.extern_tail);
 	free(g.internal);
 	addrmap_free(&g.shared);
+	for (uint32_t k = 0; k < g.nsh; k++)
+		free(g.sh[k].v);
+	free(g.sh);
+	addrmap_free(&g.shidx);
 	free(g.entry_mask);
 	return 0;
 }
