@@ -729,9 +729,17 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	for (uint32_t i = 0; i < r->ninsn; i++) {
 		if (r->insns[i].nmem)
 			r->nmem++;
-		/* overlapping instructions: a jump into the middle of another */
-		if (i && r->insns[i - 1].addr + r->insns[i - 1].len > r->insns[i].addr)
-			r->partial = true;
+		/* overlapping instructions: a jump into the middle of another.
+		 * When both end together (glibc jumps over a lock prefix when
+		 * single-threaded: `je 1f; lock; 1: cmpxchg`), both flow into
+		 * the code after them, which starts a block of its own. */
+		const insn *pv = i ? &r->insns[i - 1] : NULL;
+		if (pv && pv->addr + pv->len > r->insns[i].addr) {
+			if (pv->addr + pv->len == r->insns[i].addr + r->insns[i].len)
+				addrmap_put(&rb.leaders, pv->addr + pv->len, 1);
+			else
+				r->partial = true;
+		}
 	}
 	form_blocks(&rb);
 	for (uint32_t i = 0; i < r->nblocks; i++)
@@ -820,6 +828,58 @@ static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 			any = true;
 		}
 	}
+	return any;
+}
+
+/* Where a new thread starts: right after `mov eax, 56 (clone) or 435
+ * (clone3); syscall` followed by `test rax, rax` and a jump on zero or
+ * non-zero (glibc's __clone, __clone3).  Parent and child both return
+ * there, the child on its own stack and its own stream: the code from
+ * there is a routine of its own, entered by entry word, so that the
+ * child's stream starts with it (the parent tail-calls it).  0 when
+ * insn k is not such a syscall. */
+static uint64_t clone_child(const routine *r, uint32_t k)
+{
+	const insn *in = &r->insns[k], *pv = k ? &r->insns[k - 1] : NULL;
+	if (in->flow != FLOW_SYSCALL || !pv || pv->addr + pv->len != in->addr ||
+	    pv->op != OP_MOV || pv->nopd != 2 || pv->opd[0].type != OPD_REG ||
+	    pv->opd[0].reg != R_AX || pv->opd[1].type != OPD_IMM ||
+	    (pv->opd[1].imm != 56 && pv->opd[1].imm != 435))
+		return 0;
+	uint32_t i = k + 1;
+	if (i >= r->ninsn || r->insns[i].addr != in->addr + in->len ||
+	    r->insns[i].op != OP_TEST || r->insns[i].nopd != 2 ||
+	    r->insns[i].opd[0].type != OPD_REG || r->insns[i].opd[0].reg != R_AX ||
+	    r->insns[i].opd[1].type != OPD_REG || r->insns[i].opd[1].reg != R_AX)
+		return 0;
+	for (uint32_t n = 0; n < 3 && ++i < r->ninsn; n++) {
+		const insn *j = &r->insns[i];
+		if (j->addr != r->insns[i - 1].addr + r->insns[i - 1].len || j->flow != FLOW_CJUMP)
+			return 0;
+		if (j->cond == CC_E || j->cond == CC_NE)
+			return in->addr + in->len;
+	}
+	return 0;
+}
+
+static bool add_clone_children(cfg_ctx *c, const routine *rs, size_t nr)
+{
+	bool any = false;
+	for (size_t i = 0; i < nr; i++)
+		for (uint32_t k = 0; k < rs[i].ninsn; k++) {
+			uint64_t a = clone_child(&rs[i], k);
+			uint32_t x;
+			if (!a || is_start(c, a))
+				continue;
+			/* glibc's clone3 starts a new FDE there, which alone
+			 * would be taken for a cold part and merged back */
+			add_start(c, a);
+			if (addrmap_get(&c->starts, a, &x)) {
+				c->soft.a[x] = 0;
+				c->demoted.a[x] = 0;
+				any = true;
+			}
+		}
 	return any;
 }
 
@@ -932,6 +992,7 @@ void cfg_build(program *p)
 		}
 		changed |= collect_taken(&c, rs, nr);
 		changed |= demote_cold_parts(&c, rs, nr);
+		changed |= add_clone_children(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {
 			c.noret = xrealloc(c.noret, c.list.n);
 			memset(c.noret + c.noret_cap, 0, c.list.n - c.noret_cap);

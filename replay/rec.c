@@ -792,7 +792,7 @@ __attribute__((constructor)) static void rec_init(void)
 	rec_header_write(&R.set.obj[0]);
 	rec_maps_write(pd, n);
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
-	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0);
+	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0, 0);
 	pthread_setspecific(R.key, main_t);
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */

@@ -317,10 +317,14 @@ void rec_unlock(_Atomic int *l);
 void rec_fill_bytes(void *to, int c, size_t n);
 void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n);
 int rec_buffer_map(rec_thread *t);
-rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags);
+/* `keep`: the caller owns rec_prestart (rec_prestart_claim, by its
+ * parent): its words there open the stream, and the page is released. */
+rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags, int keep);
 /* rec_thread_main: the calling thread's stream, opened now or lazily
  * before, gets its start routine and parent. */
-rec_thread *rec_thread_begin(uint64_t start, uint32_t parent);
+rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep);
+int rec_prestart_claim(void);
+void rec_prestart_release(void);
 /* The START flags and link-time start of runtime address `start`. */
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);

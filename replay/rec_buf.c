@@ -198,16 +198,51 @@ void rec_start_of(vt_thread_start *ts, uint64_t start)
  * (raw clone, or libc's own thread start-up code once libc is patched).
  * The START chunk waits for the first flush (rec_thread_begin may still
  * name the start routine). */
-rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
-				   uint32_t flags)
+/* A child of pthread_create records its start-up (glibc's clone child
+ * code, start_thread) into rec_prestart before its stream opens; one
+ * child at a time owns the page then, and its words move into its stream
+ * (rec_thread_open with `keep`).  A child that never opens a stream
+ * (cancelled before it ran) would hold the page forever: the claim gives
+ * up after a while, and that child's start-up words are lost, which its
+ * replay reports (it begins inside start_thread). */
+static _Atomic int rec_prestart_busy;
+
+int rec_prestart_claim(void)
 {
-	if (R.child || R.finished)
+	for (unsigned n = 0; n < 100000; n++) {
+		int z = 0;
+		if (atomic_compare_exchange_weak(&rec_prestart_busy, &z, 1))
+			return 1;
+		rec_syscall3(SYS_sched_yield, 0, 0, 0);
+	}
+	return 0;
+}
+
+void rec_prestart_release(void)
+{
+	atomic_store(&rec_prestart_busy, 0);
+}
+
+rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
+				   uint32_t flags, int keep)
+{
+	/* the words this thread stored in rec_prestart, if it owns it */
+	size_t kept = 0;
+	if (keep && rec_cursor >= rec_prestart && rec_cursor <= rec_prestart + REC_PAGE / 8)
+		kept = (size_t)(rec_cursor - rec_prestart);
+	if (keep)
+		rec_cursor = rec_prestart;
+	if (R.child || R.finished) {
+		if (keep)
+			rec_prestart_release();
 		return &R.sink;
+	}
 	rec_thread *t = rec_mmap_raw(REC_PAGE);
-	if (!t)
-		return &R.sink;
-	if (rec_buffer_map(t)) {
-		rec_munmap_raw(t, REC_PAGE);
+	if (!t || rec_buffer_map(t)) {
+		if (t)
+			rec_munmap_raw(t, REC_PAGE);
+		if (keep)
+			rec_prestart_release();
 		return &R.sink;
 	}
 	rec_altstack();
@@ -218,7 +253,11 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	if (t->index < REC_MAX_THREADS)
 		R.threads[t->index] = t;
 	rec_self = t;
-	rec_cursor = t->base;
+	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
+		t->base[i] = rec_prestart[i];
+	rec_cursor = t->base + kept;
+	if (keep)
+		rec_prestart_release();
 	return t;
 }
 
@@ -236,12 +275,15 @@ void rec_thread_start_now(rec_thread *t)
 	rec_restore_mask(&old);
 }
 
-rec_thread *rec_thread_begin(uint64_t start, uint32_t parent)
+rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep)
 {
 	rec_thread *t = rec_self;
 	if (!t) {
-		t = rec_thread_open(start, parent, 0);
-	} else if (t != &R.sink) {
+		t = rec_thread_open(start, parent, 0, keep);
+	} else if (keep) {	/* opened at a guard fault: the page was lost */
+		rec_prestart_release();
+	}
+	if (t && t != &R.sink && rec_self != NULL) {
 		sigset_t old;
 		rec_block_all(&old);
 		rec_lock(&t->lock);

@@ -37,6 +37,7 @@ typedef struct rec_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t parent;
+	int owns;		/* the child owns rec_prestart (rec_buf.c) */
 } rec_start;
 
 /* With libc patched, libc's thread start-up code has run (and may have
@@ -45,7 +46,7 @@ typedef struct rec_start {
 static void *rec_thread_main(void *p)
 {
 	rec_start s = *(rec_start *)p;
-	rec_thread_begin((uint64_t)s.fn, s.parent);
+	rec_thread_begin((uint64_t)s.fn, s.parent, s.owns);
 	free(p);
 	return s.fn(s.arg);
 }
@@ -61,10 +62,14 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return real(th, attr, fn, arg);
 	rec_thread *me = rec_self;
 	*s = (rec_start){ fn, arg,
-			  me && me != &R.sink ? me->index : VT_NO_PARENT };
+			  me && me != &R.sink ? me->index : VT_NO_PARENT, 0 };
+	s->owns = rec_prestart_claim();
 	int rc = real(th, attr, rec_thread_main, s);
-	if (rc)
+	if (rc) {
+		if (s->owns)
+			rec_prestart_release();
 		free(s);
+	}
 	return rc;
 }
 

@@ -127,7 +127,7 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
 		if (!t)		/* a thread we did not see start */
-			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN);
+			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
 			if (at == t->guard)
 				rec_flush_upto(t, at, 1);

@@ -213,13 +213,24 @@ static bool other_object(const sk_module *m, uint64_t a)
 
 /* The objects the trace does not cover, named once (whole-process
  * recordings only: with the executable alone, that is the user's choice). */
+static uint32_t nthreads_seen;	/* streams replayed */
+
 static void report_uncovered(const char *what)
 {
-	bool whole = false;
-	for (size_t i = 0; i < objs.n; i++)
+	bool whole = false, libc = false;
+	for (size_t i = 0; i < objs.n; i++) {
 		whole |= (objs.v[i].flags & VT_OBJ_COVERED) && objs.v[i].index;
+		libc |= (objs.v[i].flags & VT_OBJ_COVERED) &&
+			!strncmp(base_name(objs.v[i].path), "libc.so", 7);
+	}
 	if (!whole)
 		return;
+	/* the recorder ends a thread's stream in its pthread key destructor:
+	 * what libc's thread exit does after that is not recorded */
+	if (libc && nthreads_seen > 1)
+		fprintf(stderr, "skel: %s: not traced: the accesses of libc's thread exit code "
+			"after the destructors of each thread but the first (%u)\n", what,
+			nthreads_seen - 1);
 	char names[1024];
 	size_t len = 0;
 	int n = 0;
@@ -813,6 +824,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.thread = thread;
 	s->t.bias = bias;
 	s->t.sink = s;
+	nthreads_seen++;
 	s->t.count_only = format == F_COUNT && !stats;
 	s->t.crash_pc = UINT64_MAX;
 	mods[0].bias = bias;

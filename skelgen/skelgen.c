@@ -171,7 +171,16 @@ static bool falls_only_into(const gen *g, const routine *r, int32_t p, int32_t b
 	    addrmap_get(&g->shared, bb->start, &one))
 		return false;
 	const insn *last = &r->insns[pb->first + pb->ninsn - 1];
-	return last->flow == FLOW_NEXT || (last->flow == FLOW_CJUMP && last->target != bb->start);
+	if (last->flow != FLOW_NEXT && (last->flow != FLOW_CJUMP || last->target == bb->start))
+		return false;
+	/* not over a block that starts inside either (a jump over a lock
+	 * prefix): the span would overwrite a jump target */
+	for (uint64_t a = pb->start + 1; a < bb->end; a++) {
+		int32_t x = cfg_block_of(r, a);
+		if (x >= 0 && r->blocks[x].start == a && a != bb->start)
+			return false;
+	}
+	return true;
 }
 
 /* The probe's block as the patch gives it: the basic block of insn i
