@@ -66,4 +66,17 @@ sed 's/^const unsigned long long sk_patch_hash = .*/const unsigned long long sk_
 cmp -s "$tmp/mod.c" "$XDG_CACHE_HOME/skel/$id.c" && bad "test: could not change the module's patch hash"
 ./skel replay "$tmp/whole.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/other.err" && bad "replay with another module's patch succeeded"
 grep -q "libwhole.so was recorded with another skeleton of it" "$tmp/other.err" || bad "other patch not named: $(cat "$tmp/other.err")"
+# make check-full: libc covered too (its module takes a minute or two to
+# compile into the private cache): printf, qsort with a callback,
+# malloc/free, strlen and memcpy (the variant this CPU's IFUNC picks), all
+# compared with lackey
+if [ -n "$SKEL_FULL" ]; then
+	$cc -O2 -pthread -o "$tmp/wp_libc" tests/wp_libc.c || bad "cannot build tests/wp_libc.c"
+	./skel gen --whole-process "$tmp/wp_libc" -o "$tmp/wpl.c" 2>"$tmp/wpl.err" || bad "gen --whole-process: $(tail -2 "$tmp/wpl.err")"
+	grep -q "libc.so.6\$" "$tmp/wpl.c" || bad "no SKEL-OBJECTS line for libc"
+	./skel check "$tmp/wpl.c" -- "$tmp/wp_libc" 20 >/dev/null 2>"$tmp/wplc.err" || bad "check with libc: $(tail -5 "$tmp/wplc.err")"
+	grep -q "^check: \([0-9]*\) of \1 accesses match" "$tmp/wplc.err" || bad "check with libc not exact"
+	grep -q "^check: not covered.*libc.so" "$tmp/wplc.err" && bad "libc not compared"
+	echo "whole: libc: $(grep '^check: [0-9]' "$tmp/wplc.err")"
+fi
 [ $fails -eq 0 ] && echo "whole: ok" || { echo "whole: $fails failures"; exit 1; }
