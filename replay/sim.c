@@ -197,6 +197,7 @@ int sim_cache_init(sim_cache *c, const sim_level *l, char err[SIM_ERR_LEN])
 	c->l = *l;
 	c->sets = l->size / ((uint64_t)l->assoc * l->line);
 	c->line_bits = log2u(l->line);
+	c->last_line = UINT64_MAX;
 	c->tags = calloc(c->sets * l->assoc, sizeof *c->tags);
 	if (!c->tags) {
 		snprintf(err, SIM_ERR_LEN, "out of memory for a cache of %" PRIu64 " bytes", l->size);
@@ -230,16 +231,26 @@ static inline bool line_miss(sim_cache *c, uint64_t line)
 	return miss;
 }
 
-bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size)
+static inline bool cache_ref(sim_cache *c, uint64_t addr, unsigned size)
 {
 	uint64_t first = addr >> c->line_bits;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> c->line_bits;
-	if (first == last)
+	if (first == last) {
+		if (first == c->last_line)
+			return false;
+		c->last_line = first;
 		return line_miss(c, first);
+	}
 	/* both lines are looked up: each lookup updates its set */
 	bool m1 = line_miss(c, first);
 	bool m2 = line_miss(c, first + 1);
+	c->last_line = first + 1;
 	return m1 || m2;
+}
+
+bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size)
+{
+	return cache_ref(c, addr, size);
 }
 
 /* ----------------------------------------------------------- simulator */
@@ -326,16 +337,34 @@ static inline void add_cost(sim_cost *c, int ev, int miss)
 
 /* One reference, event ev (SIM_IR, SIM_DR or SIM_DW): then the L1 miss,
  * then the LL miss (the two events after it). */
-static void ref(sim *s, sim_cache *l1, uint64_t pc, int ev, uint64_t addr, unsigned size)
+static void ref_slow(sim *s, sim_cache *l1, uint64_t pc, int ev, uint64_t addr, unsigned size)
 {
-	if (size > SIM_MAX_ACCESS)
-		size = SIM_MAX_ACCESS;
 	int miss = 0;
-	if (sim_cache_ref(l1, addr, size))
-		miss = sim_cache_ref(&s->ll, addr, size) ? 2 : 1;
+	if (cache_ref(l1, addr, size))
+		miss = cache_ref(&s->ll, addr, size) ? 2 : 1;
 	add_cost(&s->total, ev, miss);
 	if (s->per_pc)
 		add_cost(cost_of(s, pc), ev, miss);
+}
+
+/* Most references hit the line the level looked up last: a count. */
+static inline __attribute__((always_inline)) void ref(sim *s, sim_cache *l1, uint64_t pc, int ev,
+						      uint64_t addr, unsigned size)
+{
+	if (size > SIM_MAX_ACCESS)
+		size = SIM_MAX_ACCESS;
+	uint64_t first = addr >> l1->line_bits;
+	if (first == l1->last_line && (addr + (size ? size - 1 : 0)) >> l1->line_bits == first &&
+	    !s->per_pc) {
+		s->total.ev[ev]++;
+		return;
+	}
+	ref_slow(s, l1, pc, ev, addr, size);
+}
+
+void sim_fetch_hits(sim *s, uint64_t n)
+{
+	s->total.ev[SIM_IR] += n;
 }
 
 size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
@@ -357,7 +386,14 @@ size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
 			ref(s, &s->d1, x->pc, SIM_DW, x->addr, x->size);
 			break;
 		default:
-			ref(s, &s->i1, x->pc, SIM_IR, x->addr, x->size);
+			/* n instructions from one line: the first looks the line
+			 * up, those between hit it unchanged, the last may cross
+			 * into the next line */
+			if (x->n > 1) {
+				ref(s, &s->i1, x->pc, SIM_IR, x->pc, 1);
+				s->total.ev[SIM_IR] += x->n - 2u;
+			}
+			ref(s, &s->i1, x->addr, SIM_IR, x->addr, x->size);
 			break;
 		}
 	}

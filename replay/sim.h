@@ -42,6 +42,9 @@ typedef struct sim_cache {
 	uint64_t sets;
 	unsigned line_bits;
 	uint64_t *tags;
+	/* the line looked up last: the most recent of its set, so that
+	 * looking it up again is a hit that changes nothing */
+	uint64_t last_line;
 } sim_cache;
 
 /* cachegrind's events */
@@ -70,12 +73,16 @@ typedef struct sim {
 	sim_cost *last;
 } sim;
 
-/* One access as the replay batches them. */
+/* One access as the replay batches them.  A fetch record stands for n
+ * instructions in a row that start in one I1 line: pc is the first one's,
+ * addr and size are the last one's (pc and length; n = 1: addr == pc).
+ * With costs per instruction (per_pc) every fetch is a record of its own. */
 enum { SIM_READ = 0, SIM_WRITE = 1, SIM_FETCH = 2 };
 typedef struct sim_rec {
-	uint64_t pc, addr;      /* a fetch: addr == pc */
+	uint64_t pc, addr;
 	uint32_t size;
-	uint32_t kind;
+	uint16_t kind;
+	uint16_t n;             /* fetches: instructions (data: 1) */
 } sim_rec;
 
 /* "SIZE,ASSOC,LINE" (decimal, as cachegrind's --D1=...).  0, or -1 with
@@ -99,6 +106,11 @@ void sim_free(sim *s);
  * n, or n - 1 when more are to come (!last) and the last is a read, which
  * the caller keeps for the next batch (its write may follow there). */
 size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last);
+
+/* n fetches known to hit I1 without changing it: instructions of the line
+ * a fetch of the same batch looked up last (the replay counts them instead
+ * of making records of them; totals only). */
+void sim_fetch_hits(sim *s, uint64_t n);
 
 /* cachegrind's summary ("I refs: ...", "D1 misses: ..."), with the
  * configuration first; fetches: whether the I lines mean anything. */

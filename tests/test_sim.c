@@ -22,17 +22,17 @@ static void start(sim *s, sim_config c, bool per_pc)
 
 static sim_rec R(uint64_t addr, unsigned size)
 {
-	return (sim_rec){ 0x400000 + addr, addr, size, SIM_READ };
+	return (sim_rec){ 0x400000 + addr, addr, size, SIM_READ, 1 };
 }
 
 static sim_rec W(uint64_t addr, unsigned size)
 {
-	return (sim_rec){ 0x500000 + addr, addr, size, SIM_WRITE };
+	return (sim_rec){ 0x500000 + addr, addr, size, SIM_WRITE, 1 };
 }
 
 static sim_rec I(uint64_t pc, unsigned len)
 {
-	return (sim_rec){ pc, pc, len, SIM_FETCH };
+	return (sim_rec){ pc, pc, len, SIM_FETCH, 1 };
 }
 
 static void run(sim *s, const sim_rec *r, size_t n)
@@ -141,10 +141,10 @@ static void test_modify_counts_as_one_read(void **state)
 {
 	sim s;
 	start(&s, small(), false);
-	sim_rec r[] = { { 0x10, 0, 8, SIM_READ }, { 0x10, 0, 8, SIM_WRITE },	/* modify */
-			{ 0x20, 64, 8, SIM_READ }, { 0x20, 72, 8, SIM_WRITE },	/* other addr */
-			{ 0x30, 64, 8, SIM_READ }, { 0x30, 64, 4, SIM_WRITE },	/* other size */
-			{ 0x40, 64, 8, SIM_READ }, { 0x41, 64, 8, SIM_WRITE } };	/* other pc */
+	sim_rec r[] = { { 0x10, 0, 8, SIM_READ, 1 }, { 0x10, 0, 8, SIM_WRITE, 1 },	/* modify */
+			{ 0x20, 64, 8, SIM_READ, 1 }, { 0x20, 72, 8, SIM_WRITE, 1 },	/* other addr */
+			{ 0x30, 64, 8, SIM_READ, 1 }, { 0x30, 64, 4, SIM_WRITE, 1 },	/* other size */
+			{ 0x40, 64, 8, SIM_READ, 1 }, { 0x41, 64, 8, SIM_WRITE, 1 } };	/* other pc */
 	run(&s, r, 8);
 	assert_int_equal(EV(&s, DR), 4);
 	assert_int_equal(EV(&s, DW), 3);
@@ -157,10 +157,10 @@ static void test_batch_keeps_a_trailing_read(void **state)
 {
 	sim s;
 	start(&s, small(), false);
-	sim_rec r[] = { W(0, 8), { 0x10, 64, 8, SIM_READ } };
+	sim_rec r[] = { W(0, 8), { 0x10, 64, 8, SIM_READ, 1 } };
 	assert_int_equal(sim_batch(&s, r, 2, false), 1);
 	assert_int_equal(EV(&s, DR), 0);
-	sim_rec r2[] = { { 0x10, 64, 8, SIM_READ }, { 0x10, 64, 8, SIM_WRITE } };
+	sim_rec r2[] = { { 0x10, 64, 8, SIM_READ, 1 }, { 0x10, 64, 8, SIM_WRITE, 1 } };
 	assert_int_equal(sim_batch(&s, r2, 2, false), 2);
 	assert_int_equal(EV(&s, DR), 1);
 	assert_int_equal(EV(&s, DW), 1);
@@ -229,13 +229,54 @@ static void test_fetches_share_the_ll(void **state)
 	sim_free(&s);
 }
 
+/* A fetch record for several instructions of one line gives what their
+ * fetches one by one give: totals and cache state. */
+static void test_fetch_runs_equal_single_fetches(void **state)
+{
+	static const unsigned lens[] = { 4, 7, 3, 5, 2, 6, 1, 8, 3, 4, 15, 2, 5, 3, 7, 4, 6, 9 };
+	enum { N = sizeof lens / sizeof *lens };
+	sim one, runs;
+	start(&one, small(), false);
+	start(&runs, small(), false);
+	for (int round = 0; round < 3; round++) {
+		uint64_t pc = 0x1020 + 0x100 * (uint64_t)round, at = pc;
+		sim_rec single[N], runs_of[N];
+		size_t nrun = 0;
+		for (unsigned i = 0; i < N; i++) {
+			single[i] = I(at, lens[i]);
+			at += lens[i];
+		}
+		/* runs: cut where an instruction starts in another line */
+		for (unsigned i = 0; i < N;) {
+			unsigned k = i;
+			while (k + 1 < N && single[k + 1].pc >> 6 == single[i].pc >> 6)
+				k++;
+			runs_of[nrun++] = (sim_rec){ single[i].pc, single[k].pc, lens[k], SIM_FETCH,
+						 (uint16_t)(k - i + 1) };
+			i = k + 1;
+		}
+		assert_true(nrun < N);
+		run(&one, single, N);
+		run(&runs, runs_of, nrun);
+		sim_rec d[] = { R(0x1000 + 0x40 * (uint64_t)round, 8) };	/* data in between */
+		run(&one, d, 1);
+		run(&runs, d, 1);
+	}
+	assert_memory_equal(&one.total, &runs.total, sizeof one.total);
+	assert_int_equal(one.total.ev[SIM_IR], 3 * N);
+	assert_memory_equal(one.i1.tags, runs.i1.tags, 4 * sizeof *one.i1.tags);
+	assert_memory_equal(one.ll.tags, runs.ll.tags, 16 * sizeof *one.ll.tags);
+	sim_free(&one);
+	sim_free(&runs);
+}
+
 /* Costs per instruction add up to the totals and are written per pc. */
 static void test_costs_per_instruction(void **state)
 {
 	sim s;
 	start(&s, small(), true);
-	sim_rec r[] = { { 0x10, 0, 8, SIM_READ }, { 0x10, 512, 8, SIM_READ },
-			{ 0x20, 0, 8, SIM_WRITE } };
+	sim_rec r[] = { { 0x10, 0, 8, SIM_READ, 1 }, { 0x10, 512, 8, SIM_READ, 1 },
+			{ 0x20, 0, 8, SIM_WRITE, 1 } };
 	run(&s, r, 3);
 	assert_int_equal(EV(&s, DR), 2);
 	assert_int_equal(EV(&s, DW), 1);
@@ -297,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_ll_sees_l1_misses_only),
 		cmocka_unit_test(test_large_accesses_cut_to_16_bytes),
 		cmocka_unit_test(test_fetches_share_the_ll),
+		cmocka_unit_test(test_fetch_runs_equal_single_fetches),
 		cmocka_unit_test(test_costs_per_instruction),
 		cmocka_unit_test(test_levels_cachegrind_refuses),
 		cmocka_unit_test(test_default_config_is_simulable),
