@@ -122,6 +122,7 @@ static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
  * SK_FETCHES=1 calls FETCH(b) where basic block b of its table starts;
  * the replayer expands the block into its instructions, in program order
  * between the data accesses.  Without SK_FETCHES the call is not there. */
+#define SK_HAVE_FETCHES 1
 typedef struct sk_block_info {
 	uint64_t pc;                /* link-time start */
 	uint32_t first;             /* its lengths: sk_insn_lens[first..first+n) */

@@ -886,6 +886,12 @@ static void emit_header(gen *g)
 		" * SKEL-UNIT lines as units of their own, with -DSK_ROUTINE= */\n"
 		"#ifndef SK_ROUTINE\n"
 		"#define SK_ROUTINE static __attribute__((unused))\n"
+		"#endif\n"
+		"/* a runtime from before instruction fetches (the cache is shared\n"
+		" * by skel versions) compiles the skeleton without them */\n"
+		"#ifndef SK_HAVE_FETCHES\n"
+		"#define FETCH(b) ((void)0)\n"
+		"#define REFETCH(pc, len) ((void)0)\n"
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");
@@ -1014,7 +1020,7 @@ static void emit_fetch_blocks(gen *g)
 	FILE *f = g->f;
 	const program *p = g->p;
 	uint32_t n = 0, first = 0;
-	fputs("\nconst sk_block_info sk_fetch_blocks[] = {\n", f);
+	fputs("\n#ifdef SK_HAVE_FETCHES\nconst sk_block_info sk_fetch_blocks[] = {\n", f);
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
 		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
@@ -1040,7 +1046,7 @@ static void emit_fetch_blocks(gen *g)
 				fprintf(f, "%s%u,", col++ % 24 ? " " : "\n\t", r->insns[k].len);
 		}
 	}
-	fputs("\n\t0\n};\n", f);
+	fputs("\n\t0\n};\n#endif\n", f);
 }
 
 static void emit_patch(gen *g)

@@ -25,6 +25,8 @@ command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 0; }
 fails=0
 tmp=$(mktemp -d /tmp/skel-sim-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# a private cache: skeletons and replayers of this skel only
+export XDG_CACHE_HOME="$tmp/cache"
 bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 small="--I1=32768,8,64 --D1=32768,8,64 --LL=2097152,16,64"
 
