@@ -43,8 +43,8 @@ int sim_opts_arg(int argc, char **argv, int *i, sim_opts *o)
 	}
 	if (!strcmp(a, "--sim") && *i + 1 < argc) {
 		o->sim = argv[++*i];
-		if (strcmp(o->sim, "cache")) {
-			fprintf(stderr, "skel: --sim %s: the simulations are: cache\n", o->sim);
+		if (strcmp(o->sim, "cache") && strcmp(o->sim, "reuse")) {
+			fprintf(stderr, "skel: --sim %s: the simulations are: cache, reuse\n", o->sim);
 			return -1;
 		}
 		return 1;
@@ -60,13 +60,17 @@ bool sim_opts_fetches(const sim_opts *o, const char *format)
 {
 	if (o->fetches >= 0)
 		return o->fetches;
-	return o->sim || !strcmp(format, "lackey");
+	return (o->sim && !strcmp(o->sim, "cache")) || !strcmp(format, "lackey");
 }
 
 int sim_opts_check(const sim_opts *o)
 {
 	if (!o->sim && (o->sim_out || o->level[0] || o->level[1] || o->level[2])) {
 		skel_usage_error("--sim-out, --I1, --D1 and --LL go with --sim cache");
+		return -1;
+	}
+	if (o->sim && strcmp(o->sim, "cache") && o->sim_out) {
+		skel_usage_error("--sim-out goes with --sim cache");
 		return -1;
 	}
 	return 0;

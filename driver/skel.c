@@ -43,6 +43,8 @@ static const char usage[] =
 "                                trace, its summary to TRACE; --I1=SIZE,ASSOC,LINE,\n"
 "                                --D1=..., --LL=... (default: as cachegrind picks);\n"
 "                                --sim-out FILE: a cachegrind.out file (cg_annotate).\n"
+"                                --sim reuse: reuse distances of the data accesses\n"
+"                                (distinct lines between two accesses to a line)\n"
 "                                run and trace take these options as well\n"
 "  skel run SKEL.c [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
 "                                online: run APP under the recorder and replay in\n"

@@ -723,7 +723,7 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 void sk_refetch(sk_thread *t, uint64_t pc, unsigned len)
 {
 	stream *s = t->sink;
-	if (t->count_only)
+	if (t->count_only || (simu && simu->reuse))
 		return;
 	pc += t->bias;
 	if (s->fleft)
@@ -740,7 +740,7 @@ void sk_block(sk_thread *t, uint32_t b)
 {
 	stream *s = t->sink;
 	const sk_module *m = t->mod;
-	if (t->count_only)
+	if (t->count_only || (simu && simu->reuse))	/* data only */
 		return;
 	if (s->fleft)
 		fetch_upto(s, UINT64_MAX);
@@ -1658,8 +1658,8 @@ int main(int argc, char **argv)
 		else if (!so)
 			values = argv[i];
 	}
-	if (sim_kind && strcmp(sim_kind, "cache")) {
-		fprintf(stderr, "skel: --sim %s: the simulations are: cache\n", sim_kind);
+	if (sim_kind && strcmp(sim_kind, "cache") && strcmp(sim_kind, "reuse")) {
+		fprintf(stderr, "skel: --sim %s: the simulations are: cache, reuse\n", sim_kind);
 		return 2;
 	}
 	int f = -1;
@@ -1669,7 +1669,7 @@ int main(int argc, char **argv)
 	if ((!values && !online) || f < 0) {
 		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
-			"[--sim cache [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L]]\n");
+			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L]]\n");
 		return 2;
 	}
 	format = sim_kind ? F_SIM : (enum fmt)f;
@@ -1677,7 +1677,9 @@ int main(int argc, char **argv)
 	writer = writers[format];
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];
-	if (sim_kind && sim_init(&the_sim, &scfg, sim_out != NULL, serr) < 0) {
+	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");
+	if (sim_kind && (reuse ? sim_init_reuse(&the_sim, &scfg, serr)
+			       : sim_init(&the_sim, &scfg, sim_out != NULL, serr)) < 0) {
 		fprintf(stderr, "skel: sim: %s\n", serr);
 		return 2;
 	}
@@ -1695,7 +1697,7 @@ int main(int argc, char **argv)
 	report_uncovered(online ? "run" : values);
 	if (simu) {
 		sim_report(simu, out, fetches);
-		if (sim_out && write_sim_pcs() < 0)
+		if (sim_out && !reuse && write_sim_pcs() < 0)
 			rc = 2;
 		sim_free(simu);
 	}

@@ -272,8 +272,20 @@ int sim_init(sim *s, const sim_config *c, bool per_pc, char err[SIM_ERR_LEN])
 	return 0;
 }
 
+int sim_init_reuse(sim *s, const sim_config *c, char err[SIM_ERR_LEN])
+{
+	memset(s, 0, sizeof *s);
+	s->cfg = *c;
+	s->reuse = true;
+	if (sim_check_level("D1", &c->d1, err) < 0)
+		return -1;
+	sim_reuse_init(&s->ru, c->d1.line);
+	return 0;
+}
+
 void sim_free(sim *s)
 {
+	sim_reuse_free(&s->ru);
 	sim_cache_free(&s->i1);
 	sim_cache_free(&s->d1);
 	sim_cache_free(&s->ll);
@@ -367,8 +379,152 @@ void sim_fetch_hits(sim *s, uint64_t n)
 	s->total.ev[SIM_IR] += n;
 }
 
+/* ------------------------------------------------------ reuse distance
+ *
+ * The reuse distance of an access is the number of distinct lines
+ * touched since the last access to its line (Mattson et al., "Evaluation
+ * techniques for storage hierarchies", 1970: a fully associative LRU cache
+ * of C lines hits exactly the accesses at distance < C).  Counted as in
+ * Bennett and Kruskal ("LRU stack processing", 1975): each line's last
+ * access time is marked in a Fenwick tree over time, and the distance is
+ * the number of marks after it.  Times are renumbered (compacted) when
+ * the tree is full, so it stays a few times the number of lines. */
+
+static size_t reuse_slot(const sim_reuse *r, uint64_t key)
+{
+	size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (r->cap - 1);
+	while (r->keys[j] && r->keys[j] != key)
+		j = (j + 1) & (r->cap - 1);
+	return j;
+}
+
+static void bit_add(sim_reuse *r, uint64_t t, int64_t v)
+{
+	for (uint64_t i = t + 1; i <= r->span; i += i & -i)
+		r->bit[i - 1] += v;
+}
+
+/* marks at times < t */
+static uint64_t bit_below(const sim_reuse *r, uint64_t t)
+{
+	uint64_t sum = 0;
+	for (uint64_t i = t; i > 0; i -= i & -i)
+		sum += r->bit[i - 1];
+	return sum;
+}
+
+static void *reuse_alloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "skel: sim: out of memory (reuse distances)\n");
+		exit(2);
+	}
+	return p;
+}
+
+typedef struct reuse_mark {
+	uint64_t time;
+	size_t slot;
+} reuse_mark;
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const reuse_mark *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* Renumbers the lines' last times 0..n-1 in their order (distances only
+ * count marks between times, so order is all that matters), in a tree
+ * with room for a few times as many accesses more. */
+static void reuse_compact(sim_reuse *r)
+{
+	reuse_mark *m = reuse_alloc(r->n + 1, sizeof *m);
+	size_t k = 0;
+	for (size_t j = 0; j < r->cap; j++)
+		if (r->keys[j])
+			m[k++] = (reuse_mark){ r->times[j], j };
+	qsort(m, k, sizeof *m, mark_cmp);
+	free(r->bit);
+	r->span = 4 * (uint64_t)k > (1u << 20) ? 4 * (uint64_t)k : (1u << 20);
+	r->bit = reuse_alloc(r->span, sizeof *r->bit);
+	for (size_t i = 0; i < k; i++) {
+		r->times[m[i].slot] = i;
+		bit_add(r, i, 1);
+	}
+	r->now = k;
+	free(m);
+}
+
+static void reuse_grow(sim_reuse *r)
+{
+	sim_reuse old = *r;
+	r->cap = old.cap ? 2 * old.cap : 4096;
+	r->keys = reuse_alloc(r->cap, sizeof *r->keys);
+	r->times = reuse_alloc(r->cap, sizeof *r->times);
+	for (size_t j = 0; j < old.cap; j++)
+		if (old.keys[j]) {
+			size_t i = reuse_slot(r, old.keys[j]);
+			r->keys[i] = old.keys[j];
+			r->times[i] = old.times[j];
+		}
+	free(old.keys);
+	free(old.times);
+}
+
+void sim_reuse_init(sim_reuse *r, unsigned line)
+{
+	memset(r, 0, sizeof *r);
+	r->line_bits = log2u(line);
+}
+
+void sim_reuse_free(sim_reuse *r)
+{
+	free(r->keys);
+	free(r->times);
+	free(r->bit);
+	memset(r, 0, sizeof *r);
+}
+
+static unsigned log2_bucket(uint64_t d)
+{
+	return d ? 1 + log2u(d) : 0;
+}
+
+void sim_reuse_line(sim_reuse *r, uint64_t line)
+{
+	if (r->now == r->span)
+		reuse_compact(r);
+	if (2 * (r->n + 1) > r->cap)
+		reuse_grow(r);
+	size_t j = reuse_slot(r, line + 1);
+	if (!r->keys[j]) {
+		r->keys[j] = line + 1;
+		r->n++;
+		r->cold++;
+	} else {
+		uint64_t t = r->times[j];
+		r->hist[log2_bucket(bit_below(r, r->now) - bit_below(r, t + 1))]++;
+		bit_add(r, t, -1);
+	}
+	r->times[j] = r->now;
+	bit_add(r, r->now, 1);
+	r->now++;
+}
+
 size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
 {
+	if (s->reuse) {
+		for (size_t i = 0; i < n; i++) {
+			if (r[i].kind == SIM_FETCH)
+				continue;
+			unsigned b = s->ru.line_bits;
+			uint64_t last_line = (r[i].addr + (r[i].size ? r[i].size - 1 : 0)) >> b;
+			for (uint64_t l = r[i].addr >> b; l <= last_line; l++)
+				sim_reuse_line(&s->ru, l);
+		}
+		return n;
+	}
 	if (!last && n && r[n - 1].kind == SIM_READ)
 		n--;
 	for (size_t i = 0; i < n; i++) {
@@ -445,8 +601,39 @@ static void put_desc(FILE *f, const char *name, const sim_level *l)
 		l->size, l->line, l->assoc);
 }
 
+static void reuse_report(const sim_reuse *r, FILE *f)
+{
+	uint64_t total = r->cold, cum = 0;
+	for (int k = 0; k < SIM_REUSE_BUCKETS; k++)
+		total += r->hist[k];
+	fprintf(f, "reuse distance: distinct %u-byte lines touched since the last access to "
+		"the line, data accesses (an access per line it touches)\n", 1u << r->line_bits);
+	fprintf(f, "%-24s %16s %8s %8s\n", "distance", "accesses", "share", "below");
+	int top = SIM_REUSE_BUCKETS - 1;
+	while (top > 0 && !r->hist[top])
+		top--;
+	for (int k = 0; k <= top; k++) {
+		char what[48];
+		if (k <= 1)
+			snprintf(what, sizeof what, "%d", k);
+		else
+			snprintf(what, sizeof what, "%" PRIu64 "-%" PRIu64, (uint64_t)1 << (k - 1),
+				 ((uint64_t)1 << k) - 1);
+		cum += r->hist[k];
+		fprintf(f, "%-24s %16" PRIu64 " %7.2f%% %7.2f%%\n", what, r->hist[k],
+			pct(r->hist[k], total), pct(cum, total));
+	}
+	fprintf(f, "%-24s %16" PRIu64 " %7.2f%%\n", "cold (first access)", r->cold,
+		pct(r->cold, total));
+	fprintf(f, "%-24s %16" PRIu64 "\n", "total", total);
+}
+
 void sim_report(const sim *s, FILE *f, bool fetches)
 {
+	if (s->reuse) {
+		reuse_report(&s->ru, f);
+		return;
+	}
 	const uint64_t *e = s->total.ev;
 	uint64_t ir = e[SIM_IR], dr = e[SIM_DR], dw = e[SIM_DW];
 	uint64_t big = ir > dr + dw ? ir : dr + dw;

@@ -63,7 +63,28 @@ typedef struct sim_pcs {
 	size_t cap, n;
 } sim_pcs;
 
+/* --sim reuse: per access to a line, the number of distinct lines touched
+ * since the last access to it, in log2 buckets (sim.c). */
+#define SIM_REUSE_BUCKETS 66
+typedef struct sim_reuse {
+	uint64_t *keys, *times; /* line + 1 (0: empty) -> time of its last access */
+	size_t cap, n;
+	int64_t *bit;           /* Fenwick tree over times: 1 at each line's last */
+	uint64_t span, now;
+	unsigned line_bits;
+	/* [0]: distance 0; [k]: 2^(k-1) <= distance < 2^k */
+	uint64_t hist[SIM_REUSE_BUCKETS];
+	uint64_t cold;          /* first accesses to their line */
+} sim_reuse;
+
+void sim_reuse_init(sim_reuse *r, unsigned line);
+void sim_reuse_free(sim_reuse *r);
+/* One access to line (address >> line bits). */
+void sim_reuse_line(sim_reuse *r, uint64_t line);
+
 typedef struct sim {
+	bool reuse;             /* --sim reuse, not cache */
+	sim_reuse ru;
 	sim_config cfg;
 	sim_cache i1, d1, ll;
 	sim_cost total;
@@ -101,6 +122,9 @@ void sim_cache_free(sim_cache *c);
 bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
 
 int sim_init(sim *s, const sim_config *c, bool per_pc, char err[SIM_ERR_LEN]);
+/* --sim reuse over lines of D1's size in c; data accesses only, every line
+ * an access touches. */
+int sim_init_reuse(sim *s, const sim_config *c, char err[SIM_ERR_LEN]);
 void sim_free(sim *s);
 /* Simulates accesses of one thread in order; returns how many it took:
  * n, or n - 1 when more are to come (!last) and the last is a read, which

@@ -16,6 +16,8 @@
 #  - cg_annotate reads skel's file;
 #  - the lackey format has one `I` line per fetch the simulator counted, and
 #    none with --no-fetches; text lines keep their R/W form;
+#  - --sim reuse counts every data access, and as first accesses the
+#    distinct lines --stats counts;
 #  - bad cache options are refused with a message.
 # Under a minute on the 2-core dev machine.
 cd "$(dirname "$0")/.." || exit 1
@@ -116,12 +118,29 @@ grep -q '^I' "$tmp/l2.txt" && bad "lackey --no-fetches: I lines"
 "$skel" trace --fetches -o "$tmp/t.txt" -- $app 8 >/dev/null 2>&1
 [ "$(grep -c ' I ' "$tmp/t.txt")" -eq "$ir" ] || bad "text --fetches: not one I line per fetch"
 
+# --- reuse distances: every access counted, the first accesses are the
+# distinct lines --stats counts (stencil: two global grids; both runs
+# without address randomisation, so that their stacks sit alike)
+app2=build/samples/stencil-O2-pie
+norand() { setarch "$(uname -m)" -R "$@"; }
+norand "$skel" trace --format count --stats -- $app2 16 >"$tmp/c.txt" 2>"$tmp/c.err" ||
+	bad "count: $(tail -2 "$tmp/c.err")"
+norand "$skel" trace --sim reuse -- $app2 16 >"$tmp/r.txt" 2>"$tmp/err" || bad "reuse: $(tail -2 "$tmp/err")"
+acc=$(awk '/^total:/ { print $2 }' "$tmp/c.txt")
+lines=$(sed -n 's/^skel: stats: total: .* \([0-9]*\) cache lines.*/\1/p' "$tmp/c.err")
+[ "$(awk '$1 == "total" { print $2 }' "$tmp/r.txt")" = "$acc" ] ||
+	bad "reuse: total $(awk '$1 == "total" { print $2 }' "$tmp/r.txt"), $acc accesses"
+[ "$(awk '$1 == "cold" { print $4 }' "$tmp/r.txt")" = "$lines" ] ||
+	bad "reuse: $(awk '$1 == "cold" { print $4 }' "$tmp/r.txt") first accesses, $lines distinct lines"
+grep -q '^0 ' "$tmp/r.txt" && grep -q '^1 ' "$tmp/r.txt" || bad "reuse: no buckets 0 and 1: $(head -4 "$tmp/r.txt")"
+"$skel" trace --sim reuse --sim-out "$tmp/x" -- $app 8 >/dev/null 2>&1 && bad "--sim reuse --sim-out accepted"
+
 # --- options
 "$skel" trace --sim cache --D1=1000,8,64 -- $app 8 >/dev/null 2>"$tmp/err" && bad "--D1=1000,8,64 accepted"
 grep -q "skel: D1: .*multiple\|skel: D1: .*power" "$tmp/err" || bad "--D1=1000,8,64: $(cat "$tmp/err")"
 "$skel" trace --sim-out "$tmp/x" -- $app 8 >/dev/null 2>"$tmp/err" && bad "--sim-out without --sim accepted"
 "$skel" trace --sim nothing -- $app 8 >/dev/null 2>"$tmp/err" && bad "--sim nothing accepted"
-grep -q "the simulations are" "$tmp/err" || bad "--sim nothing: $(cat "$tmp/err")"
+grep -q "the simulations are: cache, reuse" "$tmp/err" || bad "--sim nothing: $(cat "$tmp/err")"
 
 [ "$fails" -eq 0 ] && echo "sim: all passed" || echo "sim: $fails failed"
 [ "$fails" -eq 0 ]

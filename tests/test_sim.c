@@ -292,6 +292,54 @@ static void test_costs_per_instruction(void **state)
 	sim_free(&s);
 }
 
+static uint64_t reuse_total(const sim_reuse *r)
+{
+	uint64_t n = r->cold;
+	for (int k = 0; k < SIM_REUSE_BUCKETS; k++)
+		n += r->hist[k];
+	return n;
+}
+
+/* Lines A B C A A B: three first accesses, then A at distance 2 (B, C
+ * between), A at 0, B at 2 (C, A); buckets 0, [1,2), [2,4), ... */
+static void test_reuse_distances_by_hand(void **state)
+{
+	sim s;
+	char err[SIM_ERR_LEN];
+	sim_config c = small();
+	assert_int_equal(sim_init_reuse(&s, &c, err), 0);
+	sim_rec r[] = { R(0, 8), R(64, 8), R(128, 8), R(8, 8), W(0, 4), R(100, 4),
+			I(0x1000, 4) };	/* fetches are not data */
+	assert_int_equal(sim_batch(&s, r, 7, false), 7);
+	assert_int_equal(s.ru.cold, 3);
+	assert_int_equal(s.ru.hist[0], 1);
+	assert_int_equal(s.ru.hist[1], 0);
+	assert_int_equal(s.ru.hist[2], 2);
+	/* 8 bytes at 60: line 0 (distance 1: line 1 since), then line 1
+	 * (distance 1: line 0 just now) */
+	sim_rec x[] = { R(60, 8) };
+	sim_batch(&s, x, 1, true);
+	assert_int_equal(s.ru.hist[1], 2);
+	assert_int_equal(s.ru.hist[0], 1);
+	assert_int_equal(reuse_total(&s.ru), 8);
+	sim_free(&s);
+}
+
+/* Round robin over 1000 lines, three million accesses: past the first
+ * round every access is at distance 999 (bucket [512, 1024)), through
+ * the renumbering of times when the tree fills up. */
+static void test_reuse_round_robin_survives_compaction(void **state)
+{
+	sim_reuse r;
+	sim_reuse_init(&r, 64);
+	for (uint64_t i = 0; i < 3000000; i++)
+		sim_reuse_line(&r, (i % 1000) * 7);
+	assert_int_equal(r.cold, 1000);
+	assert_int_equal(r.hist[10], 3000000 - 1000);
+	assert_int_equal(reuse_total(&r), 3000000);
+	sim_reuse_free(&r);
+}
+
 static void test_levels_cachegrind_refuses(void **state)
 {
 	char err[SIM_ERR_LEN];
@@ -340,6 +388,8 @@ int main(void)
 		cmocka_unit_test(test_fetches_share_the_ll),
 		cmocka_unit_test(test_fetch_runs_equal_single_fetches),
 		cmocka_unit_test(test_costs_per_instruction),
+		cmocka_unit_test(test_reuse_distances_by_hand),
+		cmocka_unit_test(test_reuse_round_robin_survives_compaction),
 		cmocka_unit_test(test_levels_cachegrind_refuses),
 		cmocka_unit_test(test_default_config_is_simulable),
 	};
