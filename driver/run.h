@@ -87,8 +87,9 @@ typedef struct sim_opts {
 	const char *sim_out;    /* --sim-out FILE: cachegrind.out */
 	const char *level[3];   /* "--I1=...", "--D1=...", "--LL=..." as given */
 	int fetches;            /* --fetches 1, --no-fetches 0, -1 unsaid */
+	bool l1_per_thread;     /* --l1-per-thread */
 } sim_opts;
-#define SIM_OPTS_INIT { NULL, NULL, { NULL, NULL, NULL }, -1 }
+#define SIM_OPTS_INIT { NULL, NULL, { NULL, NULL, NULL }, -1, false }
 #define SIM_OPTS_MAXARGS 10
 /* argv[*i] (and its value): 1 taken, 0 not one of them, -1 wrong (said). */
 int sim_opts_arg(int argc, char **argv, int *i, sim_opts *o);

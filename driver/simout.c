@@ -49,6 +49,10 @@ int sim_opts_arg(int argc, char **argv, int *i, sim_opts *o)
 		}
 		return 1;
 	}
+	if (!strcmp(a, "--l1-per-thread")) {
+		o->l1_per_thread = true;
+		return 1;
+	}
 	if (!strcmp(a, "--sim-out") && *i + 1 < argc) {
 		o->sim_out = argv[++*i];
 		return 1;
@@ -65,8 +69,9 @@ bool sim_opts_fetches(const sim_opts *o, const char *format)
 
 int sim_opts_check(const sim_opts *o)
 {
-	if (!o->sim && (o->sim_out || o->level[0] || o->level[1] || o->level[2])) {
-		skel_usage_error("--sim-out, --I1, --D1 and --LL go with --sim cache");
+	if (!o->sim && (o->sim_out || o->level[0] || o->level[1] || o->level[2] ||
+			o->l1_per_thread)) {
+		skel_usage_error("--sim-out, --I1, --D1, --LL and --l1-per-thread go with --sim cache");
 		return -1;
 	}
 	if (o->sim && strcmp(o->sim, "cache") && o->sim_out) {
@@ -88,6 +93,8 @@ size_t sim_opts_argv(const sim_opts *o, const char *format, const char *raw_out,
 	for (int k = 0; k < 3; k++)
 		if (o->level[k])
 			av[n++] = (char *)o->level[k];
+	if (o->l1_per_thread)
+		av[n++] = "--l1-per-thread";
 	if (raw_out) {
 		av[n++] = "--sim-out";
 		av[n++] = (char *)raw_out;

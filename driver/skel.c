@@ -43,6 +43,8 @@ static const char usage[] =
 "                                trace, its summary to TRACE; --I1=SIZE,ASSOC,LINE,\n"
 "                                --D1=..., --LL=... (default: as cachegrind picks);\n"
 "                                --sim-out FILE: a cachegrind.out file (cg_annotate).\n"
+"                                --l1-per-thread: each thread its own I1 and D1, one\n"
+"                                LL for all (default: one cache, as cachegrind)\n"
 "                                --sim reuse: reuse distances of the data accesses\n"
 "                                (distinct lines between two accesses to a line)\n"
 "                                run and trace take these options as well\n"

@@ -353,6 +353,8 @@ typedef struct stream {
 	uint32_t fleft;
 	uint64_t fline;         /* sim: the I1 line of the batch's last fetch */
 	uint64_t fhits;         /* sim: fetches of that line since (hits) */
+	sim_thread sth;         /* sim: its counts, and its own L1s with
+				   --l1-per-thread */
 	bool pend;              /* lackey: a read waiting for its write */
 	uint64_t ppc, paddr;
 	unsigned psize;
@@ -374,6 +376,8 @@ static bool fetches;            /* the skeleton calls FETCH() */
 static sim *simu;
 static pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *sim_out;
+static bool l1_per_thread;
+static size_t sim_nthreads;     /* streams replayed: per-thread lines if > 1 */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t more = PTHREAD_COND_INITIALIZER;   /* words or end */
 static pthread_cond_t space = PTHREAD_COND_INITIALIZER;  /* pending fell */
@@ -392,8 +396,7 @@ static void sim_sink_flush(stream *s, bool last)
 	sim_rec *r = (sim_rec *)(void *)s->buf;
 	size_t n = s->n / sizeof *r;
 	pthread_mutex_lock(&sim_mu);
-	size_t done = sim_batch(simu, r, n, last);
-	sim_fetch_hits(simu, s->fhits);
+	size_t done = sim_batch_thread(simu, &s->sth, r, n, last, s->fhits);
 	pthread_mutex_unlock(&sim_mu);
 	/* another thread's batch may come next: its fetches are its own */
 	s->fline = UINT64_MAX;
@@ -999,6 +1002,11 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.count_only = format == F_COUNT && !stats;
 	s->t.crash_pc = UINT64_MAX;
 	s->fline = UINT64_MAX;
+	char err[SIM_ERR_LEN];
+	if (simu && sim_thread_init(&s->sth, simu, l1_per_thread, err) < 0) {
+		fprintf(stderr, "skel: sim: %s\n", err);
+		exit(2);
+	}
 	mods[0].bias = bias;
 	s->t.mod = &mods[0];
 	s->f = out;
@@ -1008,6 +1016,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 
 static void stream_free(stream *s)
 {
+	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
 	free(s->buf);
@@ -1046,6 +1055,12 @@ typedef struct totals {
 static void report_thread(FILE *f, stream *s, totals *tot)
 {
 	sk_thread *t = &s->t;
+	if (simu && !simu->reuse && sim_nthreads > 1) {
+		fprintf(f, "thread %u:", s->thread);
+		for (int k = 0; k < SIM_NEVENTS; k++)
+			fprintf(f, " %s %" PRIu64, sim_event_names[k], s->sth.total.ev[k]);
+		fputc('\n', f);
+	}
 	for (int k = 0; k < 2; k++) {
 		tot->count[k] += t->count[k];
 		tot->bytes[k] += t->bytes[k];
@@ -1231,6 +1246,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	int rc = 0;
 	totals tot = { .count = { 0, 0 } };
 	begin_output(out);
+	sim_nthreads = st.n;
 	for (size_t k = 0; k < st.n; k++) {
 		vt_stream *vs = &st.s[k];
 		stream *s = stream_new(vs->thread, bias, out, false);
@@ -1539,6 +1555,7 @@ static int replay_fd(FILE *out, bool quiet)
 
 	int rc = 0;
 	totals tot = { .count = { 0, 0 } };
+	sim_nthreads = v.n;
 	for (size_t i = 0; i < v.n; i++) {
 		stream *s = v.a[i];
 		pthread_join(s->th, NULL);
@@ -1628,6 +1645,10 @@ static int sim_option(int argc, char **argv, int *i, const char **kind, sim_conf
 		fetches = true;
 		return 1;
 	}
+	if (!strcmp(a, "--l1-per-thread")) {
+		l1_per_thread = true;
+		return 1;
+	}
 	if ((!strcmp(a, "--sim") || !strcmp(a, "--sim-out")) && *i + 1 < argc) {
 		*(a[5] ? &sim_out : kind) = argv[++*i];
 		return 1;
@@ -1669,7 +1690,8 @@ int main(int argc, char **argv)
 	if ((!values && !online) || f < 0) {
 		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
-			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L]]\n");
+			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
+			"[--l1-per-thread]]\n");
 		return 2;
 	}
 	format = sim_kind ? F_SIM : (enum fmt)f;

@@ -512,7 +512,43 @@ void sim_reuse_line(sim_reuse *r, uint64_t line)
 	r->now++;
 }
 
+static size_t batch(sim *s, sim_cache *i1, sim_cache *d1, const sim_rec *r, size_t n, bool last);
+
 size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
+{
+	return batch(s, &s->i1, &s->d1, r, n, last);
+}
+
+int sim_thread_init(sim_thread *t, const sim *s, bool own, char err[SIM_ERR_LEN])
+{
+	memset(t, 0, sizeof *t);
+	t->own = own && !s->reuse;
+	if (t->own && (sim_cache_init(&t->i1, &s->cfg.i1, err) < 0 ||
+		       sim_cache_init(&t->d1, &s->cfg.d1, err) < 0)) {
+		sim_thread_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+void sim_thread_free(sim_thread *t)
+{
+	sim_cache_free(&t->i1);
+	sim_cache_free(&t->d1);
+}
+
+size_t sim_batch_thread(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last,
+			uint64_t fetch_hits)
+{
+	sim_cost before = s->total;
+	size_t done = t->own ? batch(s, &t->i1, &t->d1, r, n, last) : sim_batch(s, r, n, last);
+	sim_fetch_hits(s, fetch_hits);
+	for (int k = 0; k < SIM_NEVENTS; k++)
+		t->total.ev[k] += s->total.ev[k] - before.ev[k];
+	return done;
+}
+
+static size_t batch(sim *s, sim_cache *i1, sim_cache *d1, const sim_rec *r, size_t n, bool last)
 {
 	if (s->reuse) {
 		for (size_t i = 0; i < n; i++) {
@@ -531,7 +567,7 @@ size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
 		const sim_rec *x = &r[i];
 		switch (x->kind) {
 		case SIM_READ:
-			ref(s, &s->d1, x->pc, SIM_DR, x->addr, x->size);
+			ref(s, d1, x->pc, SIM_DR, x->addr, x->size);
 			/* a modify: its write never misses, cachegrind counts
 			 * the read alone */
 			if (i + 1 < n && r[i + 1].kind == SIM_WRITE && r[i + 1].pc == x->pc &&
@@ -539,17 +575,17 @@ size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
 				i++;
 			break;
 		case SIM_WRITE:
-			ref(s, &s->d1, x->pc, SIM_DW, x->addr, x->size);
+			ref(s, d1, x->pc, SIM_DW, x->addr, x->size);
 			break;
 		default:
 			/* n instructions from one line: the first looks the line
 			 * up, those between hit it unchanged, the last may cross
 			 * into the next line */
 			if (x->n > 1) {
-				ref(s, &s->i1, x->pc, SIM_IR, x->pc, 1);
+				ref(s, i1, x->pc, SIM_IR, x->pc, 1);
 				s->total.ev[SIM_IR] += x->n - 2u;
 			}
-			ref(s, &s->i1, x->addr, SIM_IR, x->addr, x->size);
+			ref(s, i1, x->addr, SIM_IR, x->addr, x->size);
 			break;
 		}
 	}

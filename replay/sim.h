@@ -121,7 +121,22 @@ void sim_cache_free(sim_cache *c);
  * either line, for an access that crosses a boundary). */
 bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
 
+/* A thread's own L1s (--l1-per-thread: private I1 and D1 per thread, one
+ * LL for all, as cores share a last level) and its counts. */
+typedef struct sim_thread {
+	sim_cache i1, d1;
+	bool own;               /* its own L1s, else the simulator's */
+	sim_cost total;
+} sim_thread;
+
 int sim_init(sim *s, const sim_config *c, bool per_pc, char err[SIM_ERR_LEN]);
+/* own: private L1s of s's configuration.  0, or -1 with a message. */
+int sim_thread_init(sim_thread *t, const sim *s, bool own, char err[SIM_ERR_LEN]);
+void sim_thread_free(sim_thread *t);
+/* sim_batch for thread t (its L1s when it owns them), then n_hits fetch
+ * hits (sim_fetch_hits); t's counts get what the batch added. */
+size_t sim_batch_thread(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last,
+			uint64_t fetch_hits);
 /* --sim reuse over lines of D1's size in c; data accesses only, every line
  * an access touches. */
 int sim_init_reuse(sim *s, const sim_config *c, char err[SIM_ERR_LEN]);

@@ -18,6 +18,8 @@
 #    none with --no-fetches; text lines keep their R/W form;
 #  - --sim reuse counts every data access, and as first accesses the
 #    distinct lines --stats counts;
+#  - threads: per-thread counts add up; --l1-per-thread gives each thread
+#    its own L1s in front of the shared LL;
 #  - bad cache options are refused with a message.
 # Under a minute on the 2-core dev machine.
 cd "$(dirname "$0")/.." || exit 1
@@ -134,6 +136,25 @@ lines=$(sed -n 's/^skel: stats: total: .* \([0-9]*\) cache lines.*/\1/p' "$tmp/c
 	bad "reuse: $(awk '$1 == "cold" { print $4 }' "$tmp/r.txt") first accesses, $lines distinct lines"
 grep -q '^0 ' "$tmp/r.txt" && grep -q '^1 ' "$tmp/r.txt" || bad "reuse: no buckets 0 and 1: $(head -4 "$tmp/r.txt")"
 "$skel" trace --sim reuse --sim-out "$tmp/x" -- $app 8 >/dev/null 2>&1 && bad "--sim reuse --sim-out accepted"
+
+# --- threads (threads sample, recorded once, replayed offline: one thread
+# after the other): per-thread lines that add up to the summary; with
+# --l1-per-thread the second worker misses its own D1 where the first
+# worker's lines wait in the shared LL
+tapp=build/samples/threads-O2-pie
+"$skel" gen $tapp -o "$tmp/th.c" 2>/dev/null && "$skel" record "$tmp/th.c" -o "$tmp/th.vals" -- $tapp >/dev/null 2>&1 ||
+	bad "threads: record"
+for mode in "" --l1-per-thread; do
+	"$skel" replay "$tmp/th.c" "$tmp/th.vals" --sim cache $mode >"$tmp/th.txt" 2>"$tmp/err" ||
+		bad "threads $mode: $(tail -2 "$tmp/err")"
+	[ "$(grep -c '^thread ' "$tmp/th.txt")" -eq 3 ] || bad "threads $mode: not 3 thread lines"
+	awk '/^thread / { for (k = 3; k < NF; k += 2) if ($k == "Dr") dr += $(k + 1) }
+	     /^D   refs:/ { s = $0; sub(/.*\(/, "", s); sub(/ rd.*/, "", s); gsub(/[ ,]/, "", s) }
+	     END { exit dr != s }' "$tmp/th.txt" || bad "threads $mode: the threads' Dr do not add up"
+done
+awk '$1 == "thread" && $2 == "2:" { for (k = 3; k < NF; k += 2) v[$k] = $(k + 1)
+	exit !(v["D1mr"] > 100 && v["DLmr"] < v["D1mr"] / 10) }' "$tmp/th.txt" ||
+	bad "threads --l1-per-thread: thread 2 $(grep '^thread 2' "$tmp/th.txt")"
 
 # --- options
 "$skel" trace --sim cache --D1=1000,8,64 -- $app 8 >/dev/null 2>"$tmp/err" && bad "--D1=1000,8,64 accepted"

@@ -292,6 +292,34 @@ static void test_costs_per_instruction(void **state)
 	sim_free(&s);
 }
 
+/* Private L1s, one LL: a line one thread loaded misses the other's D1 and
+ * hits the LL; with the simulator's L1s (cachegrind's one cache) it hits. */
+static void test_private_l1s_share_the_ll(void **state)
+{
+	char err[SIM_ERR_LEN];
+	for (int own = 0; own < 2; own++) {
+		sim s;
+		sim_thread a, b;
+		start(&s, small(), false);
+		assert_int_equal(sim_thread_init(&a, &s, own, err), 0);
+		assert_int_equal(sim_thread_init(&b, &s, own, err), 0);
+		sim_rec r[] = { R(0, 8), I(0x1000, 4) };
+		assert_int_equal(sim_batch_thread(&s, &a, r, 2, true, 3), 2);
+		assert_int_equal(sim_batch_thread(&s, &b, r, 2, true, 0), 2);
+		assert_int_equal(a.total.ev[SIM_D1MR], 1);
+		assert_int_equal(a.total.ev[SIM_DLMR], 1);
+		assert_int_equal(a.total.ev[SIM_IR], 1 + 3);	/* the hits counted */
+		assert_int_equal(b.total.ev[SIM_D1MR], own ? 1 : 0);
+		assert_int_equal(b.total.ev[SIM_I1MR], own ? 1 : 0);
+		assert_int_equal(b.total.ev[SIM_DLMR], 0);
+		assert_int_equal(b.total.ev[SIM_ILMR], 0);
+		assert_int_equal(s.total.ev[SIM_DR], 2);
+		sim_thread_free(&a);
+		sim_thread_free(&b);
+		sim_free(&s);
+	}
+}
+
 static uint64_t reuse_total(const sim_reuse *r)
 {
 	uint64_t n = r->cold;
@@ -388,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_fetches_share_the_ll),
 		cmocka_unit_test(test_fetch_runs_equal_single_fetches),
 		cmocka_unit_test(test_costs_per_instruction),
+		cmocka_unit_test(test_private_l1s_share_the_ll),
 		cmocka_unit_test(test_reuse_distances_by_hand),
 		cmocka_unit_test(test_reuse_round_robin_survives_compaction),
 		cmocka_unit_test(test_levels_cachegrind_refuses),
