@@ -245,14 +245,11 @@ int sim_out_write(const char *raw, const char *out, char **cmd)
 	VEC(sim_row) rows = {0};
 	VEC(char *) descs = {0};
 	name_pool pool = {0};
-	uint64_t main_bias = 0;
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		sim_object o = {0};
 		int pos = 0;
 		if (!strncmp(l, "desc: ", 6))
 			vec_push(descs, l);
-		else if (sscanf(l, "main %" SCNx64, &main_bias) == 1)
-			continue;
 		else if (sscanf(l, "object %" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &o.lo, &o.hi,
 				&o.bias, &pos) == 3 && pos) {
 			o.path = xstrdup(l + pos);
@@ -354,6 +351,5 @@ int sim_out_write(const char *raw, const char *out, char **cmd)
 	free(rows.a);
 	free(descs.a);
 	free(text);
-	(void)main_bias;
 	return rc;
 }

@@ -1617,7 +1617,6 @@ static int write_sim_pcs(void)
 		return -1;
 	}
 	int rc = sim_write_pcs(simu, f);
-	fprintf(f, "main %" PRIx64 "\n", mods[0].bias);
 	for (size_t i = 0; i < objs.n; i++)
 		fprintf(f, "object %" PRIx64 " %" PRIx64 " %" PRIx64 " %s\n", objs.v[i].lo,
 			objs.v[i].hi, objs.v[i].bias, objs.v[i].path);
@@ -1649,8 +1648,12 @@ static int sim_option(int argc, char **argv, int *i, const char **kind, sim_conf
 		l1_per_thread = true;
 		return 1;
 	}
-	if ((!strcmp(a, "--sim") || !strcmp(a, "--sim-out")) && *i + 1 < argc) {
-		*(a[5] ? &sim_out : kind) = argv[++*i];
+	if (!strcmp(a, "--sim") && *i + 1 < argc) {
+		*kind = argv[++*i];
+		return 1;
+	}
+	if (!strcmp(a, "--sim-out") && *i + 1 < argc) {
+		sim_out = argv[++*i];
 		return 1;
 	}
 	return 0;

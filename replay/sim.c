@@ -226,7 +226,9 @@ static inline bool line_miss(sim_cache *c, uint64_t line)
 	bool miss = i == c->l.assoc;
 	if (miss)
 		i--;
-	memmove(set + 1, set, i * sizeof *set);
+	/* a few ways: a loop, not a call to memmove */
+	for (; i > 0; i--)
+		set[i] = set[i - 1];
 	set[0] = tag;
 	return miss;
 }
