@@ -212,3 +212,53 @@ END {
 	printf "  %-4s recorded faster than full tracing on every sample (rec/full < 1 @F)%s\n", faster_ok ? "MET" : "NOT", faster_bad
 }' "$CSV"
 echo "wrote $CSV"
+
+# ------------------------------------------------- cache simulation
+# skel trace --sim cache (online: program, recorder, replay and simulator)
+# against valgrind --tool=cachegrind --cache-sim=yes, wall time, same
+# caches (the defaults of both: CPUID), at size S; and the simulator's
+# own throughput: skel replay --sim cache of a recording, events (Ir + Dr
+# + Dw) per second.  Both tools' skeleton and replayer are warm.
+SIMS="matmul 300
+stencil 512
+triangular 2500"
+SCSV=$OUT/latest-sim.csv
+{
+	echo "# produced by make bench (bench/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), git $(git rev-parse --short HEAD 2>/dev/null); times in seconds, medians; see docs/bench.md"
+	echo "sample,size,native_s,cachegrind_s,skel_sim_s,cachegrind_skel,events,replay_sim_s,replay_sim_Meps"
+} > "$SCSV"
+echo "$SIMS" | while read -r name S; do
+	if [ -n "${BENCH_ONLY:-}" ]; then
+		case " $BENCH_ONLY " in *" $name "*) ;; *) continue;; esac
+	fi
+	echo "bench: $name (cache simulation) ..." >&2
+	app=$SB/$name-O2-pie
+	sk=$W/$name.c
+	[ -f "$sk" ] || "$SKEL" gen "$app" -o "$sk" 2> /dev/null || die "skel gen $app"
+	"$SKEL" trace --sim cache -- "$app" "$S" > /dev/null 2>&1 || die "skel trace --sim cache $name"
+	nat=$(timeit "" "$app" "$S")
+	cg=$(timeit "" valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null "$app" "$S")
+	sim=$(timeit "" "$SKEL" trace --sim cache -- "$app" "$S")
+	v=$W/$name.sim.vals
+	"$SKEL" record "$sk" -o "$v" -- "$app" "$S" > /dev/null 2>&1 || die "record $name"
+	"$SKEL" replay "$sk" "$v" --sim cache > "$W/simout" 2>&1 || die "replay --sim cache $name"
+	ev=$(awk '/^I   refs:/ { gsub(",", "", $3); i = $3 } /^D   refs:/ { gsub(",", "", $3); d = $3 } END { print i + d }' "$W/simout")
+	rs=$(timeit "" "$SKEL" replay "$sk" "$v" --sim cache)
+	rm -f "$v"
+	echo "$name,$S,$nat,$cg,$sim,$(div "$cg" "$sim"),$ev,$rs,$(div "$(div "$ev" 1000000)" "$rs")" >> "$SCSV"
+done || exit 1
+awk -F, '
+/^#/ || $1 == "sample" { next }
+{ n++; row[n] = $0 }
+END {
+	fmt = "%-10s %6s %8s %12s %12s %9s %12s %9s\n"
+	printf "\n" fmt, "sample", "size", "native", "cachegrind", "skel --sim", "cg/skel", "events", "sim Me/s"
+	ok = 1
+	for (i = 1; i <= n; i++) {
+		split(row[i], c, ",")
+		printf fmt, c[1], c[2], c[3], c[4], c[5], c[6], c[7], sprintf("%.0f", c[9])
+		if (c[6] == "n/a" || c[6] < 20) { ok = 0; bad = bad " " c[1] "(" c[6] ")" }
+	}
+	printf "  %-4s skel trace --sim cache >= 20x faster than cachegrind (wall) on the loop samples%s\n", ok ? "MET" : "NOT", bad
+}' "$SCSV"
+echo "wrote $SCSV"

@@ -31,12 +31,19 @@
 /* Runs APP under the recorder with SKEL's replayer reading along.  Returns
  * the exit status for skel: the program's; if the program exited 0 but the
  * replay failed, the replayer's. */
+/* --sim, --fetches... of skel run and skel trace */
+static sim_opts simo = SIM_OPTS_INIT;
+
 static int online_run(const char *skel, const char *out, const char *format, bool stats,
 		      const char *app_path, char **app)
 {
+	compile_set_fetches(sim_opts_fetches(&simo, format));
 	char *bin = compile_skeleton(skel);
-	if (!bin)
+	char raw[PATH_MAX];
+	if (!bin || sim_raw_path(&simo, raw)) {
+		free(bin);
 		return 1;
+	}
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s/skel-run-XXXXXX", tmp_dir());
 	if (!tmp_mkdtemp(dir)) {
@@ -71,8 +78,13 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
-		char *av[] = { bin, "--fd", "3", "-o", (char *)out, "--format", (char *)format,
-			       "--quiet", stats ? "--stats" : NULL, NULL };
+		char *av[10 + SIM_OPTS_MAXARGS] = { bin, "--fd", "3", "-o", (char *)out, "--format",
+						     (char *)format, "--quiet" };
+		size_t n = 8;
+		if (stats)
+			av[n++] = "--stats";
+		n += sim_opts_argv(&simo, format, raw[0] ? raw : NULL, av + n);
+		av[n] = NULL;
 		execv(bin, av);
 		fprintf(stderr, "skel: %s: %s\n", bin, strerror(errno));
 		_exit(2);
@@ -103,6 +115,11 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 			"(replay draining)\n", app[0], prc - 128);
 	int rrc = child_wait(rpid);
 	free(bin);
+	if (raw[0]) {
+		if (rrc == 0 || rrc == 3 || rrc == 4)
+			rrc = sim_out_write(raw, simo.sim_out, app) ? 1 : rrc;
+		tmp_remove(raw);
+	}
 	if (prc < 0)
 		return 1;
 	if (rrc != 0 && prc >= 0)
@@ -115,7 +132,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 static int parse(int argc, char **argv, bool want_skel, const char **skel, const char **out,
 		 const char **format, bool *stats, bool *whole, char ***app)
 {
-	int i;
+	int i, r;
 	*app = NULL;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -131,7 +148,10 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			*stats = true;
 		else if (whole && !strcmp(argv[i], "--whole-process"))
 			*whole = true;
-		else if (argv[i][0] == '-' && argv[i][1])
+		else if ((r = sim_opts_arg(argc, argv, &i, &simo)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if (argv[i][0] == '-' && argv[i][1])
 			return skel_usage_error("unknown option"), -1;
 		else if (want_skel && !*skel)
 			*skel = argv[i];
@@ -140,7 +160,7 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 	}
 	if (!trace_format_ok(*format))
 		return skel_usage_error("--format must be text, bin, lackey, din, csv or count"), -1;
-	return 0;
+	return sim_opts_check(&simo);
 }
 
 int cmd_run(int argc, char **argv)

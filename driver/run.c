@@ -347,8 +347,8 @@ static pid_t spawn(char **argv)
 }
 
 /* The runtime a replayer is linked with, and the headers it includes. */
-static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c" };
-static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h" };
+static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c", "replay/sim.c" };
+static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/sim.h" };
 #define NRUNTIME (sizeof runtime_src / sizeof *runtime_src)
 
 /* One replayer being built: the compilers running, the objects to link. */
@@ -365,13 +365,28 @@ typedef struct build {
 						   -fPIC, no runtime, -shared */
 } build;
 
+/* Skeletons compiled from now on call FETCH() (instruction fetches):
+ * another replayer, cached under another hash. */
+static bool with_fetches;
+
+void compile_set_fetches(bool on)
+{
+	with_fetches = on;
+}
+
+static const char *fetch_define(void)
+{
+	return with_fetches ? "-DSK_FETCHES=1" : "-DSK_FETCHES=0";
+}
+
 /* cc [flags] -c -o obj src, in the background. */
 static void build_compile(build *b, char *const flags[2], char *obj, char *src)
 {
 	char *av[] = { (char *)b->cc, "-pipe", "-Wall", "-Werror", "-std=gnu11", "-DSK_ROUTINE=",
-		       b->inc1, b->inc2, "-c", "-o", obj, src, flags[0], flags[1], NULL, NULL };
+		       (char *)fetch_define(), b->inc1, b->inc2, "-c", "-o", obj, src, flags[0],
+		       flags[1], NULL, NULL };
 	if (b->module)	/* after the flags: they may end early (NULL) */
-		av[flags[0] ? flags[1] ? 14 : 13 : 12] = "-fPIC";
+		av[flags[0] ? flags[1] ? 15 : 14 : 13] = "-fPIC";
 	pid_t pid = spawn(av);
 	vec_push(b->pids, pid);
 	b->ok &= pid > 0;
@@ -585,6 +600,8 @@ static char *compile_one(const char *skel_path, bool module)
 		const char *f = i < 2 ? hot[i] : cold[i - 2];
 		h = skel_fnv1a64(h, f ? f : "", f ? strlen(f) + 1 : 1);
 	}
+	if (with_fetches)
+		h = skel_fnv1a64(h, fetch_define(), strlen(fetch_define()) + 1);
 	char *out = xmalloc(PATH_MAX);
 	if (module)
 		snprintf(out, PATH_MAX, "%s/mod-%016" PRIx64 ".so", b.cache, h);
@@ -928,14 +945,18 @@ int cmd_replay(int argc, char **argv)
 {
 	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
 	bool stats = false;
-	for (int i = 1; i < argc; i++) {
+	sim_opts so = SIM_OPTS_INIT;
+	for (int i = 1, r; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
 		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
 			format = argv[++i];
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
-		else if (argv[i][0] == '-' && argv[i][1])
+		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0) {
+			if (r < 0)
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1])
 			return skel_usage_error("replay: unknown option");
 		else if (!skel)
 			skel = argv[i];
@@ -948,14 +969,31 @@ int cmd_replay(int argc, char **argv)
 		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats]");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
+	if (sim_opts_check(&so) < 0)
+		return 2;
 	if (!exists(values))
 		return skel_fail(values, strerror(ENOENT));
+	compile_set_fetches(sim_opts_fetches(&so, format));
 	char *bin = compile_skeleton(skel);
-	if (!bin)
+	char raw[PATH_MAX];
+	if (!bin || sim_raw_path(&so, raw)) {
+		free(bin);
 		return 1;
-	char *av[] = { bin, (char *)values, "-o", (char *)out, "--format", (char *)format,
-		       stats ? "--stats" : NULL, NULL };
+	}
+	char *av[8 + SIM_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out, "--format",
+					   (char *)format };
+	size_t n = 6;
+	if (stats)
+		av[n++] = "--stats";
+	n += sim_opts_argv(&so, format, raw[0] ? raw : NULL, av + n);
+	av[n] = NULL;
 	int rc = run_wait(av, NULL);
 	free(bin);
+	if (raw[0]) {
+		char *cmd[] = { "skel", "replay", (char *)skel, (char *)values, NULL };
+		if (rc == 0 || rc == 3 || rc == 4)
+			rc = sim_out_write(raw, so.sim_out, cmd) ? 1 : rc;
+		tmp_remove(raw);
+	}
 	return rc;
 }

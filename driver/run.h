@@ -77,6 +77,38 @@ int load_analyzed(struct program *p, const char *app, const char *why, char err[
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
 
+/* Skeletons compiled after this call FETCH() when `on` (instruction
+ * fetches, --fetches): a replayer of their own in the cache. */
+void compile_set_fetches(bool on);
+
+/* The replayer's simulation and fetch options (simout.c). */
+typedef struct sim_opts {
+	const char *sim;        /* --sim KIND ("cache"), NULL: none */
+	const char *sim_out;    /* --sim-out FILE: cachegrind.out */
+	const char *level[3];   /* "--I1=...", "--D1=...", "--LL=..." as given */
+	int fetches;            /* --fetches 1, --no-fetches 0, -1 unsaid */
+	bool l1_per_thread;     /* --l1-per-thread */
+} sim_opts;
+#define SIM_OPTS_INIT { NULL, NULL, { NULL, NULL, NULL }, -1, false }
+#define SIM_OPTS_MAXARGS 10
+/* argv[*i] (and its value): 1 taken, 0 not one of them, -1 wrong (said). */
+int sim_opts_arg(int argc, char **argv, int *i, sim_opts *o);
+/* -1 (said) when the options do not go together */
+int sim_opts_check(const sim_opts *o);
+/* Whether the replay has fetches: asked, or by default with --sim and
+ * the lackey format. */
+bool sim_opts_fetches(const sim_opts *o, const char *format);
+/* The replayer's arguments for o (at most SIM_OPTS_MAXARGS into av); the
+ * costs per instruction go to raw_out when not NULL.  Returns how many. */
+size_t sim_opts_argv(const sim_opts *o, const char *format, const char *raw_out, char **av);
+/* A temporary file for the replayer's costs per instruction when o asks
+ * for --sim-out ("" otherwise).  0, or 1 after saying why. */
+int sim_raw_path(const sim_opts *o, char path[PATH_MAX]);
+/* Turns the replayer's costs per instruction (raw) into the cachegrind.out
+ * file `out`; cmd (NULL-ended) is the command named in it.  0, or 1 after
+ * saying why. */
+int sim_out_write(const char *raw, const char *out, char **cmd);
+
 /* Children and temporary files (child.c): on SIGINT, SIGTERM or SIGHUP
  * the children's process groups are stopped, the tracked files and
  * directories removed, and skel dies by the signal. */

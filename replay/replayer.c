@@ -1,10 +1,14 @@
 /* replayer.c — the main program a skeleton is compiled with: reads a value
  * trace, runs the skeleton over each thread's stream and writes the trace.
  *
- *   replayer VALUES [-o TRACE] [--format F] [--stats] [--quiet]
- *   replayer --fd N  [-o TRACE] [--format F] [--stats] [--quiet]
+ *   replayer VALUES [-o TRACE] [--format F] [--stats] [--quiet] [SIM]
+ *   replayer --fd N  [-o TRACE] [--format F] [--stats] [--quiet] [SIM]
  *
  * F: text (default), bin, lackey, din, csv, count (docs/formats.md).
+ * SIM: --fetches (the skeleton was compiled with SK_FETCHES=1: instruction
+ * fetches between the accesses), --sim cache [--sim-out FILE] [--I1=...]
+ * [--D1=...] [--LL=...]: the accesses go to the cache simulator (sim.h)
+ * in batches instead of a format, its summary to TRACE.
  * VALUES is a value-trace file, read whole and replayed thread after
  * thread.  --fd N reads the value trace as it is written (skel run: the
  * read end of the FIFO the recorder writes): a reader (the main thread)
@@ -23,6 +27,7 @@
 #endif
 #include "replay/format.h"
 #include "replay/skel_rt.h"
+#include "replay/sim.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -49,6 +54,10 @@ extern const sk_scope sk_scopes[] __attribute__((weak));
 extern const unsigned sk_nscopes __attribute__((weak));
 extern const sk_pc_scope sk_pc_scopes[] __attribute__((weak));
 extern const unsigned sk_npc_scopes __attribute__((weak));
+/* weak: a skeleton from before instruction fetches has none */
+extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
+extern const unsigned sk_nfetch_blocks __attribute__((weak));
+extern const unsigned char sk_insn_lens[] __attribute__((weak));
 
 /* ------------------------------------------------------------ objects
  *
@@ -66,6 +75,9 @@ struct sk_module {
 	unsigned nentry_pcs;
 	const uint64_t *code_ranges;
 	unsigned ncode_ranges;
+	const sk_block_info *blocks;	/* for fetches: FETCH() numbers */
+	unsigned nblocks;
+	const unsigned char *insn_lens;
 	const char *file;		/* the module's .so, NULL: linked in */
 	const char *object;		/* the object's path as recorded */
 	uint64_t bias;
@@ -101,6 +113,11 @@ static void modules_load(void)
 		mods[0].code_ranges = sk_code_ranges;
 		mods[0].ncode_ranges = sk_ncode_ranges;
 	}
+	if (&sk_nfetch_blocks && sk_fetch_blocks && sk_insn_lens) {
+		mods[0].blocks = sk_fetch_blocks;
+		mods[0].nblocks = sk_nfetch_blocks;
+		mods[0].insn_lens = sk_insn_lens;
+	}
 	nmods = 1;
 	const char *env = getenv("SKEL_MODULES");
 	char *list = env ? strdup(env) : NULL, *save = NULL;
@@ -126,6 +143,12 @@ static void modules_load(void)
 		if (n) {
 			m->code_ranges = module_sym(h, f, "sk_code_ranges", true);
 			m->ncode_ranges = *n;
+		}
+		n = module_sym(h, f, "sk_nfetch_blocks", false);
+		if (n) {
+			m->blocks = module_sym(h, f, "sk_fetch_blocks", true);
+			m->insn_lens = module_sym(h, f, "sk_insn_lens", true);
+			m->nblocks = *n;
 		}
 	}
 	free(list);
@@ -249,8 +272,11 @@ static void report_uncovered(const char *what)
 		fprintf(stderr, "skel: %s: not traced (no skeleton): %s\n", what, names);
 }
 
-enum fmt { F_TEXT, F_BIN, F_LACKEY, F_DIN, F_CSV, F_COUNT };
+enum fmt { F_TEXT, F_BIN, F_LACKEY, F_DIN, F_CSV, F_COUNT, F_SIM };
 static const char *const fmt_names[] = { "text", "bin", "lackey", "din", "csv", "count" };
+/* an instruction fetch, the third kind of event a sink sees (size: the
+ * instruction's length, address: its pc) */
+enum { K_FETCH = SIM_FETCH };
 
 #define BUFSZ (1 << 16)
 /* online: words queued but not yet replayed, all threads; the reader stops
@@ -332,6 +358,14 @@ typedef struct stream {
 	bool spill;             /* f is a temporary file */
 	char *buf;
 	size_t n;
+	/* fetches: what is left of the block being executed (runtime pcs) */
+	uint64_t fpc;           /* its next instruction */
+	const unsigned char *flen;
+	uint32_t fleft;
+	uint64_t fline;         /* sim: the I1 line of the batch's last fetch */
+	uint64_t fhits;         /* sim: fetches of that line since (hits) */
+	sim_thread sth;         /* sim: its counts, and its own L1s with
+				   --l1-per-thread */
 	bool pend;              /* lackey: a read waiting for its write */
 	uint64_t ppc, paddr;
 	unsigned psize;
@@ -347,6 +381,14 @@ static const char *out_path = "-";
 static enum fmt format = F_TEXT;
 static bool stats;
 static bool online;
+static bool fetches;            /* the skeleton calls FETCH() */
+/* --sim cache: one simulator for all threads (a shared cache), fed a
+ * thread's batch at a time */
+static sim *simu;
+static pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *sim_out;
+static bool l1_per_thread;
+static size_t sim_nthreads;     /* streams replayed: per-thread lines if > 1 */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t more = PTHREAD_COND_INITIALIZER;   /* words or end */
 static pthread_cond_t space = PTHREAD_COND_INITIALIZER;  /* pending fell */
@@ -358,8 +400,28 @@ static uint64_t reader_stalls;  /* the queue was full: the FIFO, hence the
 static uint64_t replay_waits;   /* a skeleton found no words: it waited for
 				   the program */
 
+/* --sim: the batch goes to the simulator; a read at its end stays for the
+ * next batch, whose first record may be its write (a modify) */
+static void sim_sink_flush(stream *s, bool last)
+{
+	sim_rec *r = (sim_rec *)(void *)s->buf;
+	size_t n = s->n / sizeof *r;
+	pthread_mutex_lock(&sim_mu);
+	size_t done = sim_batch_thread(simu, &s->sth, r, n, last, s->fhits);
+	pthread_mutex_unlock(&sim_mu);
+	/* another thread's batch may come next: its fetches are its own */
+	s->fline = UINT64_MAX;
+	s->fhits = 0;
+	memmove(r, r + done, (n - done) * sizeof *r);
+	s->n = (n - done) * sizeof *r;
+}
+
 static void sink_flush(stream *s)
 {
+	if (simu) {
+		sim_sink_flush(s, false);
+		return;
+	}
 	if (s->n && fwrite(s->buf, 1, s->n, s->f) != s->n) {
 		fprintf(stderr, "skel: %s: write error\n", s->spill ? "temporary file" : out_path);
 		exit(2);
@@ -409,7 +471,7 @@ static char *w_text(stream *s, char *p, uint64_t pc, int kind, unsigned size, ui
 {
 	p = put_hex(p, pc);
 	*p++ = ' ';
-	*p++ = kind == SK_W ? 'W' : 'R';
+	*p++ = "RWI"[kind];
 	*p++ = ' ';
 	p = put_hex(p, size);
 	*p++ = ' ';
@@ -456,6 +518,12 @@ static char *w_lackey(stream *s, char *p, uint64_t pc, int kind, unsigned size, 
 			return lackey_line(p, 'M', addr, size);
 		p = lackey_line(p, 'L', s->paddr, s->psize);
 	}
+	if (kind == K_FETCH) {	/* "I  addr,size": no leading blank */
+		char *q = p;
+		p = lackey_line(p, ' ', addr, size);
+		*q = 'I';
+		return p;
+	}
 	if (kind == SK_R) {
 		s->pend = true;
 		s->ppc = pc;
@@ -466,10 +534,10 @@ static char *w_lackey(stream *s, char *p, uint64_t pc, int kind, unsigned size, 
 	return lackey_line(p, 'S', addr, size);
 }
 
-/* din (Dinero IV): "0 ADDR" read, "1 ADDR" write, hex */
+/* din (Dinero IV): "0 ADDR" read, "1 ADDR" write, "2 ADDR" fetch, hex */
 static char *w_din(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
-	*p++ = kind == SK_W ? '1' : '0';
+	*p++ = "012"[kind];
 	*p++ = ' ';
 	p = put_hex(p, addr);
 	*p++ = '\n';
@@ -485,7 +553,7 @@ static char *w_csv(stream *s, char *p, uint64_t pc, int kind, unsigned size, uin
 	*p++ = 'x';
 	p = put_hex(p, pc);
 	*p++ = ',';
-	*p++ = kind == SK_W ? 'W' : 'R';
+	*p++ = "RWI"[kind];
 	*p++ = ',';
 	p = put_dec(p, size);
 	*p++ = ',';
@@ -500,6 +568,20 @@ static char *w_csv(stream *s, char *p, uint64_t pc, int kind, unsigned size, uin
 static char *w_none(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	return p;
+}
+
+/* sim: records for sim_batch */
+static char *w_sim(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	/* field by field: a record built on the stack and copied stalls on
+	 * store forwarding, at twice the cost of the simulation */
+	sim_rec *r = (sim_rec *)(void *)p;
+	r->pc = pc;
+	r->addr = addr;
+	r->size = size;
+	r->kind = (uint16_t)kind;
+	r->n = 1;
+	return (char *)(r + 1);
 }
 
 typedef char *(*writer_fn)(stream *, char *, uint64_t, int, unsigned, uint64_t);
@@ -579,14 +661,109 @@ static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
 
+static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	if (s->n > BUFSZ - 128)
+		sink_flush(s);
+	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
+}
+
+/* n fetches from first to the one at `at` (len bytes), all starting in
+ * one I1 line: a record for the simulator, or, when only data came
+ * since the batch's last fetch record looked this line up, hits that
+ * change nothing (counted). */
+static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, unsigned n)
+{
+	unsigned bits = simu->i1.line_bits;
+	uint64_t line = first >> bits, last = (at + len - 1) >> bits;
+	if (line == s->fline && last == line) {
+		s->fhits += n;
+		return;
+	}
+	if (s->n > BUFSZ - 128)
+		sink_flush(s);
+	s->fline = last;
+	sim_rec *r = (sim_rec *)(void *)(s->buf + s->n);
+	*r = (sim_rec){ first, at, len, K_FETCH, (uint16_t)n };
+	s->n += sizeof *r;
+}
+
+/* fetch_upto for the simulator without costs per instruction: one record
+ * per run of instructions that start in the same I1 line (sim.h), a
+ * fraction of the records for the same result. */
+static void fetch_runs_upto(stream *s, uint64_t pc)
+{
+	unsigned bits = simu->i1.line_bits;
+	while (s->fleft && s->fpc <= pc) {
+		uint64_t first = s->fpc, at, line = first >> bits;
+		unsigned len, n = 0;
+		do {
+			at = s->fpc;
+			len = *s->flen++;
+			s->fpc += len;
+			s->fleft--;
+			n++;
+		} while (s->fleft && s->fpc <= pc && s->fpc >> bits == line && n < UINT16_MAX);
+		sim_fetch_run(s, first, at, len, n);
+	}
+}
+
+/* The fetches of the current block's instructions up to pc (all of them
+ * when pc is past its end). */
+static void fetch_upto(stream *s, uint64_t pc)
+{
+	if (simu && !simu->per_pc) {
+		fetch_runs_upto(s, pc);
+		return;
+	}
+	while (s->fleft && s->fpc <= pc) {
+		unsigned len = *s->flen++;
+		sink_put(s, s->fpc, K_FETCH, len, s->fpc);
+		s->fpc += len;
+		s->fleft--;
+	}
+}
+
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
-	if (s->n > BUFSZ - 128)
-		sink_flush(s);
+	if (s->fleft)
+		fetch_upto(s, pc);
 	if (stats)
 		stats_add(s, pc, kind, size, addr);
-	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
+	sink_put(s, pc, kind, size, addr);
+}
+
+void sk_refetch(sk_thread *t, uint64_t pc, unsigned len)
+{
+	stream *s = t->sink;
+	if (t->count_only || (simu && simu->reuse))
+		return;
+	pc += t->bias;
+	if (s->fleft)
+		fetch_upto(s, pc);
+	if (simu && !simu->per_pc)
+		sim_fetch_run(s, pc, pc, len, 1);
+	else
+		sink_put(s, pc, K_FETCH, len, pc);
+}
+
+/* A block starts: the previous one ran to its end (blocks end at jumps
+ * and calls), and its instructions wait for the accesses of this one. */
+void sk_block(sk_thread *t, uint32_t b)
+{
+	stream *s = t->sink;
+	const sk_module *m = t->mod;
+	if (t->count_only || (simu && simu->reuse))	/* data only */
+		return;
+	if (s->fleft)
+		fetch_upto(s, UINT64_MAX);
+	if (b >= m->nblocks)
+		return;
+	const sk_block_info *x = &m->blocks[b];
+	s->fpc = x->pc + t->bias;
+	s->flen = m->insn_lens + x->first;
+	s->fleft = x->n;
 }
 
 /* Start of a thread's output, and its end (a lackey read still pending). */
@@ -599,6 +776,15 @@ static void sink_begin(stream *s)
 
 static void sink_end(stream *s)
 {
+	/* the last block ran to its end unless the thread died in it or
+	 * the replay lost its way */
+	if (s->fleft && s->how == 1 && !s->crashed)
+		fetch_upto(s, UINT64_MAX);
+	s->fleft = 0;
+	if (simu) {
+		sim_sink_flush(s, true);
+		return;
+	}
 	if (s->pend) {
 		s->pend = false;
 		s->n = (size_t)(lackey_line(s->buf + s->n, 'L', s->paddr, s->psize) - s->buf);
@@ -827,6 +1013,12 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	nthreads_seen++;
 	s->t.count_only = format == F_COUNT && !stats;
 	s->t.crash_pc = UINT64_MAX;
+	s->fline = UINT64_MAX;
+	char err[SIM_ERR_LEN];
+	if (simu && sim_thread_init(&s->sth, simu, l1_per_thread, err) < 0) {
+		fprintf(stderr, "skel: sim: %s\n", err);
+		exit(2);
+	}
 	mods[0].bias = bias;
 	s->t.mod = &mods[0];
 	s->f = out;
@@ -836,6 +1028,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 
 static void stream_free(stream *s)
 {
+	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
 	free(s->buf);
@@ -874,6 +1067,12 @@ typedef struct totals {
 static void report_thread(FILE *f, stream *s, totals *tot)
 {
 	sk_thread *t = &s->t;
+	if (simu && !simu->reuse && sim_nthreads > 1) {
+		fprintf(f, "thread %u:", s->thread);
+		for (int k = 0; k < SIM_NEVENTS; k++)
+			fprintf(f, " %s %" PRIu64, sim_event_names[k], s->sth.total.ev[k]);
+		fputc('\n', f);
+	}
 	for (int k = 0; k < 2; k++) {
 		tot->count[k] += t->count[k];
 		tot->bytes[k] += t->bytes[k];
@@ -1059,6 +1258,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	int rc = 0;
 	totals tot = { .count = { 0, 0 } };
 	begin_output(out);
+	sim_nthreads = st.n;
 	for (size_t k = 0; k < st.n; k++) {
 		vt_stream *vs = &st.s[k];
 		stream *s = stream_new(vs->thread, bias, out, false);
@@ -1367,6 +1567,7 @@ static int replay_fd(FILE *out, bool quiet)
 
 	int rc = 0;
 	totals tot = { .count = { 0, 0 } };
+	sim_nthreads = v.n;
 	for (size_t i = 0; i < v.n; i++) {
 		stream *s = v.a[i];
 		pthread_join(s->th, NULL);
@@ -1418,11 +1619,65 @@ static int replay_fd(FILE *out, bool quiet)
 	return rc;
 }
 
+/* --sim-out: the costs per instruction, and the objects that tell which
+ * instruction is whose (the driver names files, functions and lines). */
+static int write_sim_pcs(void)
+{
+	FILE *f = fopen(sim_out, "w");
+	if (!f) {
+		fprintf(stderr, "skel: %s: cannot write\n", sim_out);
+		return -1;
+	}
+	int rc = sim_write_pcs(simu, f);
+	for (size_t i = 0; i < objs.n; i++)
+		fprintf(f, "object %" PRIx64 " %" PRIx64 " %" PRIx64 " %s\n", objs.v[i].lo,
+			objs.v[i].hi, objs.v[i].bias, objs.v[i].path);
+	if (fclose(f) != 0 || rc < 0) {
+		fprintf(stderr, "skel: %s: write error\n", sim_out);
+		return -1;
+	}
+	return 0;
+}
+
+/* The simulator's options; 1 when argv[*i] was one, -1 when wrong. */
+static int sim_option(int argc, char **argv, int *i, const char **kind, sim_config *c)
+{
+	const char *a = argv[*i];
+	sim_level *l = !strncmp(a, "--I1=", 5) ? &c->i1 : !strncmp(a, "--D1=", 5) ? &c->d1
+		     : !strncmp(a, "--LL=", 5) ? &c->ll : NULL;
+	char err[SIM_ERR_LEN];
+	if (l && (sim_parse_level(a + 5, l, err) < 0 || sim_check_level(a + 2, l, err) < 0)) {
+		fprintf(stderr, "skel: %.4s: %s\n", a + 2, err);
+		return -1;
+	}
+	if (l)
+		return 1;
+	if (!strcmp(a, "--fetches")) {
+		fetches = true;
+		return 1;
+	}
+	if (!strcmp(a, "--l1-per-thread")) {
+		l1_per_thread = true;
+		return 1;
+	}
+	if (!strcmp(a, "--sim") && *i + 1 < argc) {
+		*kind = argv[++*i];
+		return 1;
+	}
+	if (!strcmp(a, "--sim-out") && *i + 1 < argc) {
+		sim_out = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *values = NULL, *fmt = "text";
+	const char *values = NULL, *fmt = "text", *sim_kind = NULL;
 	bool quiet = false;
-	for (int i = 1; i < argc; i++) {
+	sim_config scfg;
+	sim_default_config(&scfg);
+	for (int i = 1, so; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out_path = argv[++i];
 		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
@@ -1434,8 +1689,14 @@ int main(int argc, char **argv)
 			quiet = true;
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
-		else
+		else if ((so = sim_option(argc, argv, &i, &sim_kind, &scfg)) < 0)
+			return 2;
+		else if (!so)
 			values = argv[i];
+	}
+	if (sim_kind && strcmp(sim_kind, "cache") && strcmp(sim_kind, "reuse")) {
+		fprintf(stderr, "skel: --sim %s: the simulations are: cache, reuse\n", sim_kind);
+		return 2;
 	}
 	int f = -1;
 	for (int k = 0; k < (int)(sizeof fmt_names / sizeof *fmt_names); k++)
@@ -1443,12 +1704,24 @@ int main(int argc, char **argv)
 			f = k;
 	if ((!values && !online) || f < 0) {
 		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
-			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet]\n");
+			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
+			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
+			"[--l1-per-thread]]\n");
 		return 2;
 	}
-	format = (enum fmt)f;
-	static const writer_fn writers[] = { w_text, w_bin, w_lackey, w_din, w_csv, w_none };
+	format = sim_kind ? F_SIM : (enum fmt)f;
+	static const writer_fn writers[] = { w_text, w_bin, w_lackey, w_din, w_csv, w_none, w_sim };
 	writer = writers[format];
+	static sim the_sim;
+	char serr[SIM_ERR_LEN];
+	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");
+	if (sim_kind && (reuse ? sim_init_reuse(&the_sim, &scfg, serr)
+			       : sim_init(&the_sim, &scfg, sim_out != NULL, serr)) < 0) {
+		fprintf(stderr, "skel: sim: %s\n", serr);
+		return 2;
+	}
+	if (sim_kind)
+		simu = &the_sim;
 	FILE *out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!out) {
 		fprintf(stderr, "skel: %s: cannot write\n", out_path);
@@ -1459,6 +1732,12 @@ int main(int argc, char **argv)
 	modules_load();
 	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
 	report_uncovered(online ? "run" : values);
+	if (simu) {
+		sim_report(simu, out, fetches);
+		if (sim_out && !reuse && write_sim_pcs() < 0)
+			rc = 2;
+		sim_free(simu);
+	}
 	if (fflush(out) != 0) {
 		fprintf(stderr, "skel: %s: write error\n", out_path);
 		rc = 2;

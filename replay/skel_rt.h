@@ -118,6 +118,30 @@ static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
 		sk_desync(t, pc, "expected a control word", w);
 }
 
+/* Instruction fetches (--fetches, --sim cache): the skeleton compiled with
+ * SK_FETCHES=1 calls FETCH(b) where basic block b of its table starts;
+ * the replayer expands the block into its instructions, in program order
+ * between the data accesses.  Without SK_FETCHES the call is not there. */
+#define SK_HAVE_FETCHES 1
+typedef struct sk_block_info {
+	uint64_t pc;                /* link-time start */
+	uint32_t first;             /* its lengths: sk_insn_lens[first..first+n) */
+	uint32_t n;
+} sk_block_info;
+
+void sk_block(sk_thread *t, uint32_t b);
+/* A rep-prefixed instruction executes once per iteration, and once more
+ * to find rcx at 0 (as valgrind counts it): the fetches after its first. */
+void sk_refetch(sk_thread *t, uint64_t pc, unsigned len);
+
+#if defined(SK_FETCHES) && SK_FETCHES
+#define FETCH(b) sk_block(t, (b))
+#define REFETCH(pc, len) sk_refetch(t, (pc), (len))
+#else
+#define FETCH(b) ((void)0)
+#define REFETCH(pc, len) ((void)0)
+#endif
+
 /* For --stats (emitted by skelgen after the routines): routines and loops,
  * and the innermost one of each memory instruction, by link-time pc. */
 typedef struct sk_scope {

@@ -11,6 +11,7 @@
 #include "analyzer/util.h"
 #include "replay/skel_rt.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ typedef struct gen {
 	struct shared_at *sh;
 	uint32_t nsh;
 	addrmap shidx;          /* pc -> index in sh */
+	uint32_t nfetch_blocks; /* FETCH() numbers given so far */
 } gen;
 
 /* One probe at a shared instruction, in the order the recorder writes
@@ -649,6 +651,9 @@ static void emit_rep(rgen *g, uint32_t i)
 	bool cond = in->op == OP_CMPS || in->op == OP_SCAS;
 	fprintf(f, "\t{ uint64_t n = rep_cx%s; for (uint64_t k = 0; k < n; k++) {\n",
 		cond ? " - rep_cx_after" : "");
+	/* each iteration is an execution (a fetch), and so is the last
+	 * check of rcx; a repe/repne that stopped early ends without one */
+	fprintf(f, "\t\tif (k) REFETCH(0x%" PRIx64 "ull, %u);\n", in->addr, in->len);
 	for (unsigned k = 0; k < in->nmem; k++) {
 		const mem_access *m = &in->mem[k];
 		unsigned kinds[2] = { m->kind == ACC_W ? ACC_W : ACC_R, ACC_W };
@@ -657,7 +662,8 @@ static void emit_rep(rgen *g, uint32_t i)
 				kind_c(kinds[j]), m->size, m->base == R_SI ? "rep_si" : "rep_di",
 				m->size);
 	}
-	fputs("\t} }\n", f);
+	fprintf(f, "\t} if (n%s) REFETCH(0x%" PRIx64 "ull, %u); }\n",
+		cond ? " && !rep_cx_after" : "", in->addr, in->len);
 }
 
 /* This routine's own probe matching a union entry, or NULL. */
@@ -931,6 +937,7 @@ static void emit_routine(rgen *g)
 			continue;
 		if (bi)
 			fprintf(f, "B_%" PRIx64 ":\n", b->start);
+		fprintf(f, "\tFETCH(%u);\n", g->g->nfetch_blocks++);
 		for (uint32_t i = b->first; i < b->first + b->ninsn; i++)
 			emit_insn(g, i);
 		emit_terminator(g, bi);
@@ -1137,6 +1144,12 @@ static void emit_header(gen *g)
 		" * SKEL-UNIT lines as units of their own, with -DSK_ROUTINE= */\n"
 		"#ifndef SK_ROUTINE\n"
 		"#define SK_ROUTINE static __attribute__((unused))\n"
+		"#endif\n"
+		"/* a runtime from before instruction fetches (the cache is shared\n"
+		" * by skel versions) compiles the skeleton without them */\n"
+		"#ifndef SK_HAVE_FETCHES\n"
+		"#define FETCH(b) ((void)0)\n"
+		"#define REFETCH(pc, len) ((void)0)\n"
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");
@@ -1258,6 +1271,42 @@ static void emit_scopes(gen *g)
 	free(pcs.a);
 }
 
+/* For instruction fetches: the blocks FETCH() numbers, in the order
+ * emit_routine numbered them, and the length of each instruction. */
+static void emit_fetch_blocks(gen *g)
+{
+	FILE *f = g->f;
+	const program *p = g->p;
+	uint32_t n = 0, first = 0;
+	fputs("\n#ifdef SK_HAVE_FETCHES\nconst sk_block_info sk_fetch_blocks[] = {\n", f);
+	for (uint32_t i = 0; i < p->nroutines; i++) {
+		const routine *r = &p->routines[i];
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			if (!reachable(r, bi))
+				continue;
+			fprintf(f, "\t{ 0x%" PRIx64 "ull, %u, %u },\n", r->blocks[bi].start, first,
+				r->blocks[bi].ninsn);
+			first += r->blocks[bi].ninsn;
+			n++;
+		}
+	}
+	assert(n == g->nfetch_blocks);
+	fprintf(f, "\t{ 0, 0, 0 }\n};\nconst unsigned sk_nfetch_blocks = %u;\n", n);
+	fputs("const unsigned char sk_insn_lens[] = {", f);
+	unsigned col = 0;
+	for (uint32_t i = 0; i < p->nroutines; i++) {
+		const routine *r = &p->routines[i];
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			const block *b = &r->blocks[bi];
+			if (!reachable(r, bi))
+				continue;
+			for (uint32_t k = b->first; k < b->first + b->ninsn; k++)
+				fprintf(f, "%s%u,", col++ % 24 ? " " : "\n\t", r->insns[k].len);
+		}
+	}
+	fputs("\n\t0\n};\n#endif\n", f);
+}
+
 static void emit_patch(gen *g)
 {
 	fputs("\n/* SKEL-PATCH-BEGIN\n", g->f);
@@ -1307,6 +1356,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		st->probes += pt->probes[k].what != PATCH_WORD;
 	emit_dispatch(&g);
 	emit_scopes(&g);
+	emit_fetch_blocks(&g);
 	emit_patch(&g);
 	free(g.extern_tail);
 	free(g.internal);

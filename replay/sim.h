@@ -1,0 +1,162 @@
+/* sim.h — the cache simulator behind `--sim cache`: cachegrind's model,
+ * fed by the replay on batches of accesses.
+ *
+ * Model (as cachegrind's, valgrind 3.19, so that the figures compare):
+ * I1 and D1 in front of one LL, each set-associative with LRU replacement
+ * and write-allocate; the LL is looked up only on an L1 miss (it is
+ * neither inclusive nor exclusive: no back-invalidation, no fill from L1
+ * evictions).  An access that crosses a line boundary looks up both
+ * lines, in address order, and counts one miss at most per level.
+ * Accesses larger than 16 bytes count as 16 bytes (cachegrind cuts them
+ * to its minimum line size).  A read followed by a write of the same
+ * instruction, address and size (a read-modify-write: lackey's `M`) is one
+ * data read, as cachegrind counts it: the write can never miss.
+ *
+ * No libc beyond stdio/stdlib, no analyzer headers: the replayer is
+ * compiled with it. */
+#ifndef SKEL_SIM_H
+#define SKEL_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_ERR_LEN 160
+/* cachegrind's MIN_LINE_SIZE: the largest access it simulates */
+#define SIM_MAX_ACCESS 16
+
+typedef struct sim_level {
+	uint64_t size;          /* bytes */
+	unsigned assoc;
+	unsigned line;          /* bytes */
+} sim_level;
+
+typedef struct sim_config {
+	sim_level i1, d1, ll;
+} sim_config;
+
+/* One cache: tags[set * assoc + way], the most recently used first.  A
+ * tag is the line number + 1 (0: empty way). */
+typedef struct sim_cache {
+	sim_level l;
+	uint64_t sets;
+	unsigned line_bits;
+	uint64_t *tags;
+	/* the line looked up last: the most recent of its set, so that
+	 * looking it up again is a hit that changes nothing */
+	uint64_t last_line;
+} sim_cache;
+
+/* cachegrind's events */
+enum { SIM_IR, SIM_I1MR, SIM_ILMR, SIM_DR, SIM_D1MR, SIM_DLMR, SIM_DW, SIM_D1MW, SIM_DLMW,
+       SIM_NEVENTS };
+extern const char *const sim_event_names[SIM_NEVENTS];
+
+typedef struct sim_cost {
+	uint64_t ev[SIM_NEVENTS];
+} sim_cost;
+
+/* Per instruction costs (--sim-out): open addressing by runtime pc. */
+typedef struct sim_pcs {
+	uint64_t *pc;           /* pc + 1; 0 empty */
+	sim_cost *cost;
+	size_t cap, n;
+} sim_pcs;
+
+/* --sim reuse: per access to a line, the number of distinct lines touched
+ * since the last access to it, in log2 buckets (sim.c). */
+#define SIM_REUSE_BUCKETS 66
+typedef struct sim_reuse {
+	uint64_t *keys, *times; /* line + 1 (0: empty) -> time of its last access */
+	size_t cap, n;
+	int64_t *bit;           /* Fenwick tree over times: 1 at each line's last */
+	uint64_t span, now;
+	unsigned line_bits;
+	/* [0]: distance 0; [k]: 2^(k-1) <= distance < 2^k */
+	uint64_t hist[SIM_REUSE_BUCKETS];
+	uint64_t cold;          /* first accesses to their line */
+} sim_reuse;
+
+void sim_reuse_init(sim_reuse *r, unsigned line);
+void sim_reuse_free(sim_reuse *r);
+/* One access to line (address >> line bits). */
+void sim_reuse_line(sim_reuse *r, uint64_t line);
+
+typedef struct sim {
+	bool reuse;             /* --sim reuse, not cache */
+	sim_reuse ru;
+	sim_config cfg;
+	sim_cache i1, d1, ll;
+	sim_cost total;
+	bool per_pc;            /* keep costs per instruction */
+	sim_pcs pcs;
+	uint64_t last_pc;       /* one-entry cache of cost_of */
+	sim_cost *last;
+} sim;
+
+/* One access as the replay batches them.  A fetch record stands for n
+ * instructions in a row that start in one I1 line: pc is the first one's,
+ * addr and size are the last one's (pc and length; n = 1: addr == pc).
+ * With costs per instruction (per_pc) every fetch is a record of its own. */
+enum { SIM_READ = 0, SIM_WRITE = 1, SIM_FETCH = 2 };
+typedef struct sim_rec {
+	uint64_t pc, addr;
+	uint32_t size;
+	uint16_t kind;
+	uint16_t n;             /* fetches: instructions (data: 1) */
+} sim_rec;
+
+/* "SIZE,ASSOC,LINE" (decimal, as cachegrind's --D1=...).  0, or -1 with
+ * a message. */
+int sim_parse_level(const char *arg, sim_level *l, char err[SIM_ERR_LEN]);
+/* A level cachegrind accepts: line ≥ 16, size, line and the set count
+ * powers of two, size = sets × assoc × line.  0, or -1 with a message. */
+int sim_check_level(const char *name, const sim_level *l, char err[SIM_ERR_LEN]);
+/* The configuration cachegrind picks on this machine (CPUID). */
+void sim_default_config(sim_config *c);
+
+int sim_cache_init(sim_cache *c, const sim_level *l, char err[SIM_ERR_LEN]);
+void sim_cache_free(sim_cache *c);
+/* Looks up [addr, addr+size) and updates LRU order; true on a miss (of
+ * either line, for an access that crosses a boundary). */
+bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
+
+/* A thread's own L1s (--l1-per-thread: private I1 and D1 per thread, one
+ * LL for all, as cores share a last level) and its counts. */
+typedef struct sim_thread {
+	sim_cache i1, d1;
+	bool own;               /* its own L1s, else the simulator's */
+	sim_cost total;
+} sim_thread;
+
+int sim_init(sim *s, const sim_config *c, bool per_pc, char err[SIM_ERR_LEN]);
+/* own: private L1s of s's configuration.  0, or -1 with a message. */
+int sim_thread_init(sim_thread *t, const sim *s, bool own, char err[SIM_ERR_LEN]);
+void sim_thread_free(sim_thread *t);
+/* sim_batch for thread t (its L1s when it owns them), then n_hits fetch
+ * hits (sim_fetch_hits); t's counts get what the batch added. */
+size_t sim_batch_thread(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last,
+			uint64_t fetch_hits);
+/* --sim reuse over lines of D1's size in c; data accesses only, every line
+ * an access touches. */
+int sim_init_reuse(sim *s, const sim_config *c, char err[SIM_ERR_LEN]);
+void sim_free(sim *s);
+/* Simulates accesses of one thread in order; returns how many it took:
+ * n, or n - 1 when more are to come (!last) and the last is a read, which
+ * the caller keeps for the next batch (its write may follow there). */
+size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last);
+
+/* n fetches known to hit I1 without changing it: instructions of the line
+ * a fetch of the same batch looked up last (the replay counts them instead
+ * of making records of them; totals only). */
+void sim_fetch_hits(sim *s, uint64_t n);
+
+/* cachegrind's summary ("I refs: ...", "D1 misses: ..."), with the
+ * configuration first; fetches: whether the I lines mean anything. */
+void sim_report(const sim *s, FILE *f, bool fetches);
+/* Per instruction costs as "PC IR I1MR ... DLMW" lines (hex pc, runtime),
+ * after a "skel-sim-pcs 1" line and the configuration; the driver turns
+ * them into a cachegrind.out file. */
+int sim_write_pcs(const sim *s, FILE *f);
+
+#endif
