@@ -86,8 +86,8 @@ static inline const char *skel_reg_name(unsigned r)
  *   binary <id-hex> buildid|hash
  *   probe <pc> <block-start> <block-end> before|after <what>
  * Numbers are hex, "0x" optional; addresses are link-time (the recorder
- * adds the load bias).  <what>: reg <name> | addr <k> | taken | target |
- * word <hex>.  See docs/formats.md for the meaning of each. */
+ * adds the load bias).  <what>: reg <name> | addr <k> | taken | tbit |
+ * target | word <hex>.  See docs/formats.md for the meaning of each. */
 #define PATCH_MAGIC "skel-patch"
 #define PATCH_VERSION 1
 
@@ -97,7 +97,17 @@ typedef enum patch_what {
 	PATCH_TAKEN,	/* (before) 1 if the conditional branch is taken */
 	PATCH_TARGET,	/* (before) destination of an indirect jmp/call */
 	PATCH_WORD,	/* (before) a constant word, e.g. a routine id */
+	PATCH_TBIT,	/* (before) PATCH_TAKEN as one bit of a bit group */
 } patch_what;
+
+/* Bit groups (PATCH_TBIT): a thread's branch outcomes go into words of
+ * its stream, 63 to a word.  A group's word takes its place in the stream
+ * when its first bit is recorded; bit i (from bit 0 up) is the i-th outcome
+ * recorded into it (1: taken), and a sentinel 1 sits right above the last
+ * one, so a group closed early (its thread's buffer was written out) says
+ * how many bits it holds: 63 - clz(word).  The reader takes a new group
+ * word from the stream when it needs a bit and has none left. */
+#define PATCH_TBIT_MAX 63
 
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */

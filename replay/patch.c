@@ -132,6 +132,8 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 		pr->k = (uint32_t)k;
 	} else if (strcmp(what, "taken") == 0) {
 		pr->what = PATCH_TAKEN;
+	} else if (strcmp(what, "tbit") == 0) {
+		pr->what = PATCH_TBIT;
 	} else if (strcmp(what, "target") == 0) {
 		pr->what = PATCH_TARGET;
 	} else if (strcmp(what, "word") == 0) {
@@ -391,6 +393,9 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 		break;
 	case PATCH_TAKEN:
 		fputs("taken", f);
+		break;
+	case PATCH_TBIT:
+		fputs("tbit", f);
 		break;
 	case PATCH_TARGET:
 		fputs("target", f);

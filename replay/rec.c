@@ -716,7 +716,7 @@ static void rec_tls_offset(void)
 {
 	uint64_t tp;
 	__asm__("mov %%fs:0, %0" : "=r"(tp));
-	R.cursor_off = (long)((uint64_t)&rec_cursor - tp);
+	R.cursor_off = (long)((uint64_t)&rec_t - tp);
 	if (!rec_fits32(R.cursor_off))
 		rec_die("TLS offset out of reach");
 }

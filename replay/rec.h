@@ -35,11 +35,28 @@
 
 /* --------------------------------------------------------------- state */
 
+/* The hot path's state: initial-exec, so that its fs offset is fixed and
+ * a trampoline reaches a field with one fs-relative load.  The cursor, and
+ * the bit group being filled (format.h, PATCH_TBIT): `left` bits still
+ * fit into the word at `slot`, whose sentinel is at `mask` (left 0: the
+ * next outcome opens a new group at the cursor).  The fields' offsets are
+ * fixed: the trampolines use them (REC_TLS_*). */
+typedef struct rec_tls {
+	uint64_t *cursor;
+	uint64_t left;
+	uint64_t *slot;
+	uint64_t mask;
+} rec_tls;
+#define REC_TLS_LEFT 8
+#define REC_TLS_SLOT 16
+#define REC_TLS_MASK 24
+
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */
 	uint64_t *guard;	/* first word of the PROT_NONE page */
 	uint64_t *sent;		/* words before it (from base) are written */
 	uint64_t **cursor;	/* the owning thread's rec_cursor */
+	rec_tls *tls;		/* and its whole hot-path state */
 	uint64_t written;	/* words flushed */
 	uint32_t index;
 	volatile int ended;
@@ -53,9 +70,8 @@ typedef struct rec_thread {
 				   from other threads */
 } rec_thread;
 
-/* The hot path's cursor: initial-exec, so that its fs offset is fixed and
- * a trampoline reaches it with one fs-relative load. */
-extern __thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec")));
+extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
+#define rec_cursor (rec_t.cursor)
 extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 extern uint64_t rec_prestart[2 * REC_PAGE / 8];
 #define REC_PRESTART_GUARD (rec_prestart + REC_PAGE / 8)
@@ -112,7 +128,7 @@ typedef struct rec_state {
 	_Atomic uint32_t nobj;
 	rec_object *cur;	/* the object being planned and emitted */
 	_Atomic int patching;	/* held while objects are patched (dlopen) */
-	long cursor_off;	/* fs offset of rec_cursor */
+	long cursor_off;	/* fs offset of rec_t (its cursor) */
 	rec_int3_table *_Atomic int3;
 	size_t code_size;	/* trampoline bytes, all objects */
 	size_t nint3;
@@ -216,7 +232,7 @@ enum {
 	REC_REL32,	/* rel32 to an address of the object: moves by the
 			   change of (bias - code base) */
 	REC_ABS64,	/* an address of the object: moves with the bias */
-	REC_CURSOR32,	/* fs offset of rec_cursor */
+	REC_CURSOR32,	/* fs offset of rec_t (plus a field's offset) */
 	REC_ENTRY64,	/* an entry word: the object number in bits 32.. */
 	REC_NRELOC
 };

@@ -23,8 +23,8 @@
  * stream.  A thread that fills the page first (one not created through
  * pthread_create) gets its stream at the guard fault, flagged UNKNOWN. */
 uint64_t rec_prestart[2 * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
-__thread uint64_t *rec_cursor __attribute__((tls_model("initial-exec"))) =
-	rec_prestart;
+__thread rec_tls rec_t __attribute__((tls_model("initial-exec"))) = {
+	.cursor = rec_prestart };
 __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ the file */
@@ -247,6 +247,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	}
 	rec_altstack();
 	t->cursor = &rec_cursor;
+	t->tls = &rec_t;
 	t->ts = (vt_thread_start){ .parent = parent, .flags = flags };
 	rec_start_of(&t->ts, start);
 	t->index = atomic_fetch_add(&R.nthreads, 1);
@@ -255,6 +256,12 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
 		t->base[i] = rec_prestart[i];
+	/* an open bit group moves with the kept words; else it is gone */
+	if (rec_t.left && rec_t.slot >= rec_prestart &&
+	    rec_t.slot < rec_prestart + kept)
+		rec_t.slot = t->base + (rec_t.slot - rec_prestart);
+	else
+		rec_t.left = 0;
 	rec_cursor = t->base + kept;
 	if (keep)
 		rec_prestart_release();
@@ -340,7 +347,22 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 	if (reset) {
 		t->sent = t->base;
 		rec_cursor = t->base;
+		rec_t.left = 0;	/* its group, written, is closed */
 	}
+}
+
+/* The end of what another thread's flush may write now: not the bit
+ * group its owner is still filling, nor what follows it (the group word
+ * would be written before its last bits are in).  The cursor is read
+ * first: a group is published before the cursor moves past it, and
+ * `left` drops to 0 only after the group's last bit is stored. */
+static uint64_t *rec_open_group_limit(const rec_thread *t, uint64_t *end)
+{
+	uint64_t left = *(volatile uint64_t *)&t->tls->left;
+	uint64_t *slot = *(uint64_t *volatile *)&t->tls->slot;
+	if (left && slot >= t->sent && slot < end)
+		return slot;
+	return end;
 }
 
 /* No handler of this thread may come to a lock while the thread holds it
@@ -397,6 +419,7 @@ static void rec_thread_end(rec_thread *t)
 	rec_flush_self(1);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
+	rec_t.left = 0;
 	/* the header page stays: the crash flush may still look at t */
 	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE);
 }
@@ -412,7 +435,7 @@ void rec_on_thread_exit(void *p)
  * its cursor moves past it (x86 stores are seen in order), so the prefix
  * read here is valid.  The cursor is read under the thread's lock, which
  * its exit takes before its TLS goes away. */
-static void rec_flush_others(const rec_thread *me)
+static void rec_flush_others(const rec_thread *me, int dying)
 {
 	uint32_t n = atomic_load(&R.nthreads);
 	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
@@ -422,8 +445,11 @@ static void rec_flush_others(const rec_thread *me)
 		sigset_t old;
 		rec_block_all(&old);
 		rec_lock(&t->lock);
-		if (!t->ended)
-			rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+		if (!t->ended) {
+			uint64_t *end = *(uint64_t *volatile *)t->cursor;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			rec_flush_locked(t, dying ? end : rec_open_group_limit(t, end), 0);
+		}
 		rec_unlock(&t->lock);
 		rec_restore_mask(&old);
 	}
@@ -437,7 +463,7 @@ void rec_flush_all_dying(void)
 	rec_thread *me = rec_self;
 	if (me && me != &R.sink && !me->ended)
 		rec_flush_upto(me, *(uint64_t *volatile *)me->cursor, 1);
-	rec_flush_others(me);
+	rec_flush_others(me, 1);
 }
 
 /* skel run: the replayer reads a FIFO as the program runs.  Buffers fill
@@ -493,7 +519,7 @@ static int rec_flusher(void *arg)
 			rec_unlock(&R.pass);
 			return 0;
 		}
-		rec_flush_others(NULL);	/* rec_self here is the main thread's */
+		rec_flush_others(NULL, 0);	/* rec_self here is the main thread's */
 		rec_unlock(&R.pass);
 	}
 }
@@ -554,6 +580,10 @@ void rec_event(uint32_t type, void *payload, size_t n)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
+	/* the words before the event are all written: the open bit group
+	 * too, so it is closed (a signal that came in the middle of a bit's
+	 * store is not followed exactly; handlers are not replayed) */
+	rec_t.left = 0;
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
 	rec_copy_bytes(payload, &t->written, sizeof t->written);
 	rec_chunk(type, t->index, payload, n);

@@ -38,7 +38,7 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 1
+#define REC_CACHE_VERSION 2
 
 /* ------------------------------------------------------------ hashing */
 
@@ -526,8 +526,10 @@ static int rec_plan_relocate(const rec_plan_hdr *h, uint8_t *code,
 				v32 = (int32_t)(v32 + drel);
 				memcpy(f, &v32, 4);
 				break;
-			case REC_CURSOR32:
-				memcpy(f, &cur, 4);
+			case REC_CURSOR32:	/* rec_t's offset plus a field's */
+				memcpy(&v32, f, 4);
+				v32 = (int32_t)(v32 - (int32_t)h->cursor + cur);
+				memcpy(f, &v32, 4);
 				break;
 			default:
 				memcpy(&v64, f, 8);

@@ -155,6 +155,81 @@ static void rec_store(rec_emit *e)
 	rec_b4(e, (int32_t)R.cursor_off);
 }
 
+/* `op reg, fs:[rec_t + field]` (REX.W; op 8b load, 89 store). */
+static void rec_fs(rec_emit *e, uint8_t op, int reg, int field)
+{
+	rec_b(e, "\x64\x48", 2);
+	rec_b1(e, op);
+	rec_b1(e, (uint8_t)(0x04 | reg << 3));
+	rec_b1(e, 0x25);
+	rec_reloc(e, REC_CURSOR32, e->len, 0);
+	rec_b4(e, (int32_t)(R.cursor_off + field));
+}
+
+/* `mov qword fs:[rec_t + field], imm32`. */
+static void rec_fs_imm(rec_emit *e, int field, int32_t imm)
+{
+	rec_b(e, "\x64\x48\xc7\x04\x25", 5);
+	rec_reloc(e, REC_CURSOR32, e->len, 0);
+	rec_b4(e, (int32_t)(R.cursor_off + field));
+	rec_b4(e, imm);
+}
+
+/* A conditional jump's outcome into the thread's bit group (format.h,
+ * PATCH_TBIT), flag-free: rcx saved besides rax and rdx; the outcome is
+ * taken by cmovcc from the program's flags.  Adding `mask` moves the
+ * sentinel up and leaves a 0 below it; adding it twice leaves a 1.  A new
+ * group is opened at the cursor by the same store as a value's, so a
+ * guard-page fault there is handled as ever; it is published (slot, mask,
+ * left) before the cursor moves past it, and `left` drops after the bit is
+ * stored: a flush from another thread (rec_flush_others) that sees the
+ * cursor sees the group, and one that sees left 0 sees the group whole. */
+static int rec_tbit(rec_emit *e, const rec_insn *x)
+{
+	enum { RAX, RCX, RDX };
+	int cc = rec_cond_code(x);
+	if (cc < 0)
+		return -1;
+	rec_b1(e, 0x51);				/* push rcx */
+	rec_fs(e, 0x8b, RCX, REC_TLS_LEFT);
+	rec_b1(e, 0xe3);				/* jrcxz new */
+	size_t to_new = e->len;
+	rec_b1(e, 0);
+	size_t cont = e->len;
+	rec_fs(e, 0x8b, RDX, REC_TLS_SLOT);
+	rec_b(e, "\x48\x8b\x02", 3);			/* mov rax, [rdx] */
+	rec_fs(e, 0x8b, RCX, REC_TLS_MASK);
+	rec_b(e, "\x48\x8d\x04\x08", 4);		/* lea rax, [rax+rcx] */
+	rec_b(e, "\x48\x8d\x14\x08", 4);		/* lea rdx, [rax+rcx] */
+	rec_b(e, "\x48\x0f", 2);			/* cmovcc rax, rdx */
+	rec_b1(e, (uint8_t)(0x40 | cc));
+	rec_b1(e, 0xc2);
+	rec_fs(e, 0x8b, RDX, REC_TLS_SLOT);
+	rec_b(e, "\x48\x89\x42\x00", 4);		/* mov [rdx+0], rax */
+	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
+	rec_fs(e, 0x89, RCX, REC_TLS_MASK);
+	rec_fs(e, 0x8b, RCX, REC_TLS_LEFT);
+	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
+	rec_fs(e, 0x89, RCX, REC_TLS_LEFT);
+	rec_b1(e, 0xeb);				/* jmp done */
+	size_t to_done = e->len;
+	rec_b1(e, 0);
+	e->p[to_new] = (uint8_t)(e->len - (to_new + 1));
+	rec_fs(e, 0x8b, RDX, 0);			/* new: the cursor */
+	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_fs(e, 0x89, RDX, REC_TLS_SLOT);
+	rec_fs_imm(e, REC_TLS_MASK, 1);
+	rec_fs_imm(e, REC_TLS_LEFT, PATCH_TBIT_MAX);
+	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
+	rec_fs(e, 0x89, RDX, 0);
+	rec_b1(e, 0xe9);				/* jmp cont (rel32) */
+	rec_b4(e, (int32_t)((int64_t)cont - (int64_t)(e->len + 4)));
+	e->p[to_done] = (uint8_t)(e->len - (to_done + 1));
+	rec_b1(e, 0x59);				/* pop rcx */
+	return 0;
+}
+
 /* rax = the program's value of GPR r at the probe frame. */
 static void rec_get_reg(rec_emit *e, int r)
 {
@@ -309,12 +384,14 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 			return -1;
 		rec_b(e, "\x48\x8b\x00", 3);		/* mov rax, [rax] */
 		return 0;
+	case PATCH_TBIT:	/* rec_tbit */
+		break;
 	}
 	return -1;
 }
 
 static const char *const rec_what_name[] = {
-	"reg", "addr", "taken", "target", "word",
+	"reg", "addr", "taken", "target", "word", "tbit",
 };
 
 /* The probes of site st at x's address with the given `after`, in file
@@ -336,15 +413,17 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 	for (int last = 0; last < 2; last++)
 		for (size_t i = 0; i < n; i++) {
 			const patch_probe *p = &pv[i].p;
-			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET;
+			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET ||
+				  p->what == PATCH_TBIT;
 			if (p->pc != x->addr || p->after != after || ctl != last)
 				continue;
-			if (rec_value(e, x, p))
+			if (p->what == PATCH_TBIT ? rec_tbit(e, x) : rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
 					ZydisMnemonicGetString(x->in.mnemonic));
-			rec_store(e);
+			if (p->what != PATCH_TBIT)
+				rec_store(e);
 		}
 	rec_b(e, rec_epilogue, sizeof rec_epilogue);
 	rec_map(e, from, x->addr, VT_MAP_PROBE);
@@ -557,7 +636,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 	rec_object *o = R.cur;
 	size_t bound = 64;
 	for (size_t i = 0; i < ns; i++)
-		bound += 2 * (sv[i].end - sv[i].start) + 96 * sv[i].np +
+		bound += 2 * (sv[i].end - sv[i].start) + 176 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160;
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);

@@ -856,6 +856,18 @@ uint64_t sk_peek_more(sk_thread *t)
 	return *t->w;
 }
 
+void sk_bits_refill(sk_thread *t)
+{
+	uint64_t w;
+	do	/* an empty group: its thread stopped right after opening it */
+		w = sk_in(t);
+	while (w == 1);
+	if (w == 0)
+		sk_desync(t, 0, "a bit group without its sentinel bit", w);
+	t->nbits = 63u - (uint32_t)__builtin_clzll(w);
+	t->bits = w;
+}
+
 void sk_crashed(sk_thread *t)
 {
 	stream *s = t->sink;

@@ -30,6 +30,8 @@ typedef struct sk_module sk_module;
 struct sk_thread {
 	const uint64_t *w, *end;    /* the stream's words not yet read */
 	const uint64_t *begin;
+	uint64_t bits;              /* the current bit group's bits not yet */
+	uint32_t nbits;             /* read, from bit 0 up (PATCH_TBIT) */
 	uint64_t bias;              /* load bias of the object whose skeleton
 	                             * runs: runtime = link-time + bias */
 	uint64_t mbits;             /* its number in entry words (bits 32..47) */
@@ -71,6 +73,9 @@ void sk_module_dispatch(sk_thread *t, uint64_t word);
  * so the caller's dispatch loop goes on; stops the replay otherwise. */
 void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to);
 
+/* The next bit group: its word from the stream (format.h, PATCH_TBIT). */
+void sk_bits_refill(sk_thread *t);
+
 static inline uint64_t sk_in(sk_thread *t)
 {
 	return t->w < t->end ? *t->w++ : sk_end_of_stream(t);
@@ -79,6 +84,17 @@ static inline uint64_t sk_in(sk_thread *t)
 static inline uint64_t sk_peek(sk_thread *t)
 {
 	return t->w < t->end ? *t->w : sk_peek_more(t);
+}
+
+/* A conditional jump's recorded outcome, 1 if taken. */
+static inline int sk_bit(sk_thread *t)
+{
+	if (__builtin_expect(t->nbits == 0, 0))
+		sk_bits_refill(t);
+	int b = (int)(t->bits & 1);
+	t->bits >>= 1;
+	t->nbits--;
+	return b;
 }
 
 static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
@@ -157,6 +173,7 @@ typedef struct sk_pc_scope {
 } sk_pc_scope;
 
 #define IN() sk_in(t)
+#define BIT() sk_bit(t)
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
 
 #endif

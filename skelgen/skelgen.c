@@ -315,6 +315,18 @@ static void shared_collect(rgen *g, uint32_t i, shared_at *u)
 	u->region = true;
 }
 
+/* A conditional jump's outcome goes into a bit group (PATCH_TBIT) when
+ * the recorder can take it from the flags; jrcxz and loop keep a word. */
+static bool branch_packed(const insn *in)
+{
+	return in->cond != CC_RCXZ && in->cond != CC_LOOP;
+}
+
+static patch_what branch_what(const insn *in)
+{
+	return branch_packed(in) ? PATCH_TBIT : PATCH_TAKEN;
+}
+
 /* The union's probes, once, in the order every skeleton reads them. */
 static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 {
@@ -326,7 +338,8 @@ static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 	for (uint32_t k = 0; k < u->n; k++) {
 		const sprobe *x = &u->v[k];
 		bool reg = what[x->cls] == PATCH_REG;
-		add_probe_in(g, i, u->bs, u->be, x->cls == SP_REG_AFTER, what[x->cls],
+		patch_what w = x->cls == SP_BRANCH ? branch_what(&g->r->insns[i]) : what[x->cls];
+		add_probe_in(g, i, u->bs, u->be, x->cls == SP_REG_AFTER, w,
 			     reg ? x->key : 0,
 			     x->cls == SP_ADDR ? recorder_k(&g->r->insns[i], x->key) : 0,
 			     x->cls == SP_RETURNED ? SK_RETURNED : 0);
@@ -362,7 +375,7 @@ static void patch_insn(rgen *g, uint32_t i)
 			add_probe(g, i, false, PATCH_ADDR, 0, recorder_k(&g->r->insns[i], p->k), 0);
 			break;
 		case PR_BRANCH:
-			add_probe(g, i, false, PATCH_TAKEN, 0, 0, 0);
+			add_probe(g, i, false, branch_what(&g->r->insns[i]), 0, 0, 0);
 			break;
 		case PR_TARGET:
 			add_probe(g, i, false, PATCH_TARGET, 0, 0, 0);
@@ -502,10 +515,10 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	if (br && br->how == BR_COMPUTED) {
 		/* recorded for another routine sharing this jump */
 		if (sp_has(shared_of(g->g, in->addr), SP_BRANCH, 0, 0))
-			fputs("(void)IN(), ", f);
+			fputs(branch_packed(in) ? "(void)BIT(), " : "(void)IN(), ", f);
 		emit_condition(f, br);
 	} else {
-		fputs("IN()", f);
+		fputs(branch_packed(in) ? "BIT()" : "IN()", f);
 	}
 	fputs(") ", f);
 	int t = cfg_block_of(r, in->target);
