@@ -98,7 +98,16 @@ typedef enum patch_what {
 	PATCH_TARGET,	/* (before) destination of an indirect jmp/call */
 	PATCH_WORD,	/* (before) a constant word, e.g. a routine id */
 	PATCH_TBIT,	/* (before) PATCH_TAKEN as one bit of a bit group */
+	PATCH_SREG,	/* PATCH_REG as a short field (below) */
+	PATCH_STARGET,	/* (before) PATCH_TARGET minus the jump's own pc, as a
+			   short value */
+	PATCH_DSP,	/* rsp minus the thread's rsp at its previous PATCH_DSP
+			   (0 at its first), as a short value */
+	PATCH_SWORD,	/* PATCH_WORD minus PATCH_CTL_BASE, as a short value */
 } patch_what;
+
+/* Control words (routine entries, returns) are small above this. */
+#define PATCH_CTL_BASE 0xe7e6ffffffffffffull
 
 /* Bit groups (PATCH_TBIT): a thread's branch outcomes go into words of
  * its stream, 63 to a word.  A group's word takes its place in the stream
@@ -108,6 +117,16 @@ typedef enum patch_what {
  * how many bits it holds: 63 - clz(word).  The reader takes a new group
  * word from the stream when it needs a bit and has none left. */
 #define PATCH_TBIT_MAX 63
+
+/* Short values (PATCH_SREG, PATCH_STARGET): first a bit into the bit
+ * groups, 0 if the value v is in [-PATCH_SHORT_BIAS, 0xfffe -
+ * PATCH_SHORT_BIAS], then v + PATCH_SHORT_BIAS + 1 as a 16-bit field of a
+ * short group: a stream word of four fields from bit 0 up, taking its
+ * place in the stream when its first field is recorded (as a bit group
+ * does).  A bit 1: v follows as a word of the stream.  A field 0 is
+ * unused: the group was closed early (its thread's buffer written out). */
+#define PATCH_SHORT_FIELDS 4
+#define PATCH_SHORT_BIAS 0x7fffu
 
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */

@@ -113,13 +113,13 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 {
 	const char *what = w[0];
 	int want = 1;
-	if (strcmp(what, "reg") == 0) {
-		pr->what = PATCH_REG;
+	if (strcmp(what, "reg") == 0 || strcmp(what, "sreg") == 0) {
+		pr->what = what[0] == 's' ? PATCH_SREG : PATCH_REG;
 		want = 2;
 		int r = n == 2 ? patch_reg_parse(w[1]) : -1;
 		if (r < 0)
 			return patch_fail(err, line,
-				"'reg' wants a 64-bit register name (rax..r15)");
+				"'%s' wants a 64-bit register name (rax..r15)", what);
 		pr->reg = (uint8_t)r;
 	} else if (strcmp(what, "addr") == 0) {
 		pr->what = PATCH_ADDR;
@@ -134,10 +134,15 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 		pr->what = PATCH_TAKEN;
 	} else if (strcmp(what, "tbit") == 0) {
 		pr->what = PATCH_TBIT;
+	} else if (strcmp(what, "starget") == 0) {
+		pr->what = PATCH_STARGET;
+	} else if (strcmp(what, "dsp") == 0) {
+		pr->what = PATCH_DSP;
+		pr->reg = SKEL_RSP;
 	} else if (strcmp(what, "target") == 0) {
 		pr->what = PATCH_TARGET;
-	} else if (strcmp(what, "word") == 0) {
-		pr->what = PATCH_WORD;
+	} else if (strcmp(what, "word") == 0 || strcmp(what, "sword") == 0) {
+		pr->what = what[0] == 's' ? PATCH_SWORD : PATCH_WORD;
 		want = 2;
 		if (n != 2 || patch_hex(w[1], &pr->word))
 			return patch_fail(err, line, "'word' wants a hex value");
@@ -146,8 +151,9 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	}
 	if (n != want)
 		return patch_fail(err, line, "extra words after '%s'", what);
-	if (pr->after && pr->what != PATCH_REG)
-		return patch_fail(err, line, "only 'reg' probes may be 'after'");
+	if (pr->after && pr->what != PATCH_REG && pr->what != PATCH_SREG &&
+	    pr->what != PATCH_DSP)
+		return patch_fail(err, line, "only 'reg', 'sreg' and 'dsp' probes may be 'after'");
 	return 0;
 }
 
@@ -397,11 +403,21 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 	case PATCH_TBIT:
 		fputs("tbit", f);
 		break;
+	case PATCH_STARGET:
+		fputs("starget", f);
+		break;
+	case PATCH_DSP:
+		fputs("dsp", f);
+		break;
+	case PATCH_SREG:
+		fprintf(f, "sreg %s", skel_reg_name(pr->reg));
+		break;
 	case PATCH_TARGET:
 		fputs("target", f);
 		break;
 	case PATCH_WORD:
-		fprintf(f, "word %" PRIx64, pr->word);
+	case PATCH_SWORD:
+		fprintf(f, "%s %" PRIx64, pr->what == PATCH_SWORD ? "sword" : "word", pr->word);
 		break;
 	}
 }
@@ -450,12 +466,14 @@ uint64_t patch_hash(const patch *p)
 		h = hash_u64(h, (uint64_t)pr->after | (uint64_t)pr->what << 8);
 		switch (pr->what) {
 		case PATCH_REG:
+		case PATCH_SREG:
 			h = hash_u64(h, pr->reg);
 			break;
 		case PATCH_ADDR:
 			h = hash_u64(h, pr->k);
 			break;
 		case PATCH_WORD:
+		case PATCH_SWORD:
 			h = hash_u64(h, pr->word);
 			break;
 		default:

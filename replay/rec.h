@@ -46,10 +46,16 @@ typedef struct rec_tls {
 	uint64_t left;
 	uint64_t *slot;
 	uint64_t mask;
+	uint16_t *scur;		/* the short group being filled: its next */
+	uint64_t sleft;		/* field, and how many are left (0: closed) */
+	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
 } rec_tls;
 #define REC_TLS_LEFT 8
 #define REC_TLS_SLOT 16
 #define REC_TLS_MASK 24
+#define REC_TLS_SCUR 32
+#define REC_TLS_SLEFT 40
+#define REC_TLS_LASTSP 48
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */

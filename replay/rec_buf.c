@@ -232,6 +232,8 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		kept = (size_t)(rec_cursor - rec_prestart);
 	if (keep)
 		rec_cursor = rec_prestart;
+	else
+		rec_t.lastsp = 0;	/* as the replay starts the stream */
 	if (R.child || R.finished) {
 		if (keep)
 			rec_prestart_release();
@@ -262,6 +264,12 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		rec_t.slot = t->base + (rec_t.slot - rec_prestart);
 	else
 		rec_t.left = 0;
+	if (rec_t.sleft && (uint64_t *)rec_t.scur >= rec_prestart &&
+	    (uint64_t *)rec_t.scur < rec_prestart + kept)
+		rec_t.scur = (uint16_t *)t->base +
+			     (rec_t.scur - (uint16_t *)rec_prestart);
+	else
+		rec_t.sleft = 0;
 	rec_cursor = t->base + kept;
 	if (keep)
 		rec_prestart_release();
@@ -347,7 +355,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 	if (reset) {
 		t->sent = t->base;
 		rec_cursor = t->base;
-		rec_t.left = 0;	/* its group, written, is closed */
+		rec_t.left = rec_t.sleft = 0;	/* its group, written, is closed */
 	}
 }
 
@@ -360,8 +368,16 @@ static uint64_t *rec_open_group_limit(const rec_thread *t, uint64_t *end)
 {
 	uint64_t left = *(volatile uint64_t *)&t->tls->left;
 	uint64_t *slot = *(uint64_t *volatile *)&t->tls->slot;
+	uint64_t sleft = *(volatile uint64_t *)&t->tls->sleft;
+	/* a short group's word: where its next field is (a group whose last
+	 * field is stored, `sleft` not dropped yet, is whole: its cursor is
+	 * already at the next word) */
+	uint64_t *sslot = (uint64_t *)((uintptr_t)*(uint16_t *volatile *)&t->tls->scur &
+				       ~(uintptr_t)7);
 	if (left && slot >= t->sent && slot < end)
-		return slot;
+		end = slot;
+	if (sleft && sslot >= t->sent && sslot < end)
+		end = sslot;
 	return end;
 }
 
@@ -419,7 +435,7 @@ static void rec_thread_end(rec_thread *t)
 	rec_flush_self(1);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
-	rec_t.left = 0;
+	rec_t.left = rec_t.sleft = 0;
 	/* the header page stays: the crash flush may still look at t */
 	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE);
 }
@@ -583,7 +599,7 @@ void rec_event(uint32_t type, void *payload, size_t n)
 	/* the words before the event are all written: the open bit group
 	 * too, so it is closed (a signal that came in the middle of a bit's
 	 * store is not followed exactly; handlers are not replayed) */
-	rec_t.left = 0;
+	rec_t.left = rec_t.sleft = 0;
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
 	rec_copy_bytes(payload, &t->written, sizeof t->written);
 	rec_chunk(type, t->index, payload, n);

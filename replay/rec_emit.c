@@ -175,59 +175,169 @@ static void rec_fs_imm(rec_emit *e, int field, int32_t imm)
 	rec_b4(e, imm);
 }
 
-/* A conditional jump's outcome into the thread's bit group (format.h,
- * PATCH_TBIT), flag-free: rcx saved besides rax and rdx; the outcome is
- * taken by cmovcc from the program's flags.  Adding `mask` moves the
- * sentinel up and leaves a 0 below it; adding it twice leaves a 1.  A new
- * group is opened at the cursor by the same store as a value's, so a
- * guard-page fault there is handled as ever; it is published (slot, mask,
- * left) before the cursor moves past it, and `left` drops after the bit is
- * stored: a flush from another thread (rec_flush_others) that sees the
- * cursor sees the group, and one that sees left 0 sees the group whole. */
+/* Jumps within one trampoline: a rel32 patched by rec_land. */
+static size_t rec_jmp_fwd(rec_emit *e)
+{
+	rec_b1(e, 0xe9);
+	size_t at = e->len;
+	rec_b4(e, 0);
+	return at;
+}
+
+/* jrcxz has only rel8: `jrcxz +2; jmp +5; jmp rel32`. */
+static size_t rec_jrcxz_fwd(rec_emit *e)
+{
+	rec_b(e, "\xe3\x02\xeb\x05", 4);
+	return rec_jmp_fwd(e);
+}
+
+static void rec_land(rec_emit *e, size_t at)
+{
+	int32_t d = (int32_t)(e->len - (at + 4));
+	memcpy(e->p + at, &d, 4);
+}
+
+static void rec_jmp_back(rec_emit *e, size_t to)
+{
+	rec_b1(e, 0xe9);
+	rec_b4(e, (int32_t)((int64_t)to - (int64_t)(e->len + 4)));
+}
+
+enum { REC_RAX, REC_RCX, REC_RDX };
+#define REC_BIT_ZERO (-1)
+#define REC_BIT_ONE (-2)
+
+/* One bit into the thread's bit group (format.h, PATCH_TBIT), flag-free,
+ * rax, rcx and rdx clobbered: with cc >= 0 a conditional jump's outcome,
+ * taken by cmovcc from the program's flags, else REC_BIT_ZERO/ONE.
+ * Adding `mask` moves the sentinel up and leaves a 0 below it; adding it
+ * twice leaves a 1.  A new group is opened at the cursor by the same
+ * store as a value's, so a guard-page fault there is handled as ever; it
+ * is published (slot, mask, left) before the cursor moves past it, and
+ * `left` drops after the bit is stored: a flush from another thread
+ * (rec_flush_others) that sees the cursor sees the group, and one that
+ * sees left 0 sees the group whole. */
+static void rec_bit(rec_emit *e, int cc)
+{
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
+	size_t to_new = rec_jrcxz_fwd(e);
+	size_t cont = e->len;
+	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
+	rec_b(e, "\x48\x8b\x02", 3);			/* mov rax, [rdx] */
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_MASK);
+	if (cc == REC_BIT_ONE) {
+		rec_b(e, "\x48\x8d\x04\x48", 4);	/* lea rax, [rax+rcx*2] */
+	} else {
+		rec_b(e, "\x48\x8d\x04\x08", 4);	/* lea rax, [rax+rcx] */
+		if (cc >= 0) {
+			rec_b(e, "\x48\x8d\x14\x08", 4);	/* lea rdx, [rax+rcx] */
+			rec_b(e, "\x48\x0f", 2);		/* cmovcc rax, rdx */
+			rec_b1(e, (uint8_t)(0x40 | cc));
+			rec_b1(e, 0xc2);
+			rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
+		}
+	}
+	rec_b(e, "\x48\x89\x42\x00", 4);		/* mov [rdx+0], rax */
+	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
+	rec_fs(e, 0x89, REC_RCX, REC_TLS_MASK);
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
+	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
+	rec_fs(e, 0x89, REC_RCX, REC_TLS_LEFT);
+	size_t done = rec_jmp_fwd(e);
+	rec_land(e, to_new);
+	rec_fs(e, 0x8b, REC_RDX, 0);			/* new: the cursor */
+	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SLOT);
+	rec_fs_imm(e, REC_TLS_MASK, 1);
+	rec_fs_imm(e, REC_TLS_LEFT, PATCH_TBIT_MAX);
+	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
+	rec_fs(e, 0x89, REC_RDX, 0);
+	rec_jmp_back(e, cont);
+	rec_land(e, done);
+}
+
 static int rec_tbit(rec_emit *e, const rec_insn *x)
 {
-	enum { RAX, RCX, RDX };
 	int cc = rec_cond_code(x);
 	if (cc < 0)
 		return -1;
 	rec_b1(e, 0x51);				/* push rcx */
-	rec_fs(e, 0x8b, RCX, REC_TLS_LEFT);
-	rec_b1(e, 0xe3);				/* jrcxz new */
-	size_t to_new = e->len;
-	rec_b1(e, 0);
-	size_t cont = e->len;
-	rec_fs(e, 0x8b, RDX, REC_TLS_SLOT);
-	rec_b(e, "\x48\x8b\x02", 3);			/* mov rax, [rdx] */
-	rec_fs(e, 0x8b, RCX, REC_TLS_MASK);
-	rec_b(e, "\x48\x8d\x04\x08", 4);		/* lea rax, [rax+rcx] */
-	rec_b(e, "\x48\x8d\x14\x08", 4);		/* lea rdx, [rax+rcx] */
-	rec_b(e, "\x48\x0f", 2);			/* cmovcc rax, rdx */
-	rec_b1(e, (uint8_t)(0x40 | cc));
-	rec_b1(e, 0xc2);
-	rec_fs(e, 0x8b, RDX, REC_TLS_SLOT);
-	rec_b(e, "\x48\x89\x42\x00", 4);		/* mov [rdx+0], rax */
-	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
-	rec_fs(e, 0x89, RCX, REC_TLS_MASK);
-	rec_fs(e, 0x8b, RCX, REC_TLS_LEFT);
-	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
-	rec_fs(e, 0x89, RCX, REC_TLS_LEFT);
-	rec_b1(e, 0xeb);				/* jmp done */
-	size_t to_done = e->len;
-	rec_b1(e, 0);
-	e->p[to_new] = (uint8_t)(e->len - (to_new + 1));
-	rec_fs(e, 0x8b, RDX, 0);			/* new: the cursor */
-	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
-	rec_fs(e, 0x89, RDX, REC_TLS_SLOT);
-	rec_fs_imm(e, REC_TLS_MASK, 1);
-	rec_fs_imm(e, REC_TLS_LEFT, PATCH_TBIT_MAX);
-	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
-	rec_fs(e, 0x89, RDX, 0);
-	rec_b1(e, 0xe9);				/* jmp cont (rel32) */
-	rec_b4(e, (int32_t)((int64_t)cont - (int64_t)(e->len + 4)));
-	e->p[to_done] = (uint8_t)(e->len - (to_done + 1));
+	rec_bit(e, cc);
 	rec_b1(e, 0x59);				/* pop rcx */
 	return 0;
+}
+
+/* rsp less the thread's previous one (PATCH_DSP). */
+#define REC_MINUS_LASTSP 1
+
+/* The value in rax (minus the runtime address `minus`, if not 0) as a
+ * short value (format.h, PATCH_SREG): its flag bit, then its field in the
+ * short group or itself as a word.  Flag-free like rec_bit, with the same
+ * order of publication for the short group. */
+static void rec_short(rec_emit *e, uint64_t minus)
+{
+	rec_b1(e, 0x51);				/* push rcx */
+	if (minus == REC_MINUS_LASTSP) {
+		rec_fs(e, 0x8b, REC_RCX, REC_TLS_LASTSP);
+		rec_fs(e, 0x89, REC_RAX, REC_TLS_LASTSP);
+		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
+		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
+	} else if (minus) {
+		rec_b(e, "\x48\xb9", 2);		/* mov rcx, imm64 */
+		rec_reloc(e, REC_ABS64, e->len, minus);
+		rec_b(e, &minus, 8);
+		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
+		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
+	}
+	/* short if rax + BIAS + 1 < 2^16 (and no wrap): two jrcxz on rcx
+	 * with its low 16 bits cleared (mov cx, 0) */
+	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS] */
+	rec_b4(e, (int32_t)PATCH_SHORT_BIAS);
+	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
+	rec_b(e, "\xe3\x02", 2);			/* jrcxz +2 */
+	size_t to_big = e->len + 1;
+	rec_b(e, "\xeb\x00", 2);			/* jmp big */
+	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
+	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
+	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
+	size_t to_small = rec_jrcxz_fwd(e);
+	e->p[to_big] = (uint8_t)(e->len - (to_big + 1));
+	rec_b1(e, 0x50);				/* big: push rax */
+	rec_bit(e, REC_BIT_ONE);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_store(e);
+	size_t done1 = rec_jmp_fwd(e);
+	rec_land(e, to_small);
+	rec_b1(e, 0x50);				/* small: push rax */
+	rec_bit(e, REC_BIT_ZERO);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
+	size_t to_open = rec_jrcxz_fwd(e);
+	size_t have = e->len;
+	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
+	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
+	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SCUR);
+	rec_b(e, "\x66\x89\x0a", 3);			/* mov [rdx], cx */
+	rec_b(e, "\x48\x8d\x52\x02", 4);		/* lea rdx, [rdx+2] */
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
+	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
+	rec_fs(e, 0x89, REC_RCX, REC_TLS_SLEFT);
+	size_t done2 = rec_jmp_fwd(e);
+	rec_land(e, to_open);				/* open a short group */
+	rec_fs(e, 0x8b, REC_RDX, 0);
+	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
+	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
+	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
+	rec_fs(e, 0x89, REC_RDX, 0);
+	rec_jmp_back(e, have);
+	rec_land(e, done1);
+	rec_land(e, done2);
+	rec_b1(e, 0x59);				/* pop rcx */
 }
 
 /* rax = the program's value of GPR r at the probe frame. */
@@ -333,10 +443,13 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 	const ZydisDecodedOperand *o;
 	int cc;
 	switch (p->what) {
-	case PATCH_WORD: {
+	case PATCH_WORD:
+	case PATCH_SWORD: {
 		/* an entry word names its object: the replay enters that
 		 * object's skeleton */
 		uint64_t w = patch_entry_word(p->word, R.cur->index);
+		if (p->what == PATCH_SWORD)	/* the object moves it alike */
+			w -= PATCH_CTL_BASE;
 		rec_b(e, "\x48\xb8", 2);
 		if (w != p->word || (p->word & PATCH_ENTRY_MASK) == PATCH_ENTRY_TOP)
 			rec_reloc(e, REC_ENTRY64, e->len, 0);
@@ -344,6 +457,8 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 		return 0;
 	}
 	case PATCH_REG:
+	case PATCH_SREG:
+	case PATCH_DSP:
 		rec_get_reg(e, p->reg);
 		return 0;
 	case PATCH_ADDR:
@@ -366,6 +481,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 		rec_b(e, "\xe3\x05\xb8\0\0\0\0", 7);
 		return 0;
 	case PATCH_TARGET:
+	case PATCH_STARGET:
 		if ((x->in.meta.category != ZYDIS_CATEGORY_CALL &&
 		     x->in.meta.category != ZYDIS_CATEGORY_UNCOND_BR) ||
 		    (x->in.attributes & ZYDIS_ATTRIB_IS_RELATIVE &&
@@ -391,7 +507,8 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 }
 
 static const char *const rec_what_name[] = {
-	"reg", "addr", "taken", "target", "word", "tbit",
+	"reg", "addr", "taken", "target", "word", "tbit", "sreg", "starget",
+	"dsp", "sword",
 };
 
 /* The probes of site st at x's address with the given `after`, in file
@@ -414,7 +531,7 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 		for (size_t i = 0; i < n; i++) {
 			const patch_probe *p = &pv[i].p;
 			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET ||
-				  p->what == PATCH_TBIT;
+				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
 			if (p->pc != x->addr || p->after != after || ctl != last)
 				continue;
 			if (p->what == PATCH_TBIT ? rec_tbit(e, x) : rec_value(e, x, p))
@@ -422,7 +539,11 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
 					ZydisMnemonicGetString(x->in.mnemonic));
-			if (p->what != PATCH_TBIT)
+			if (p->what == PATCH_SREG || p->what == PATCH_STARGET ||
+			    p->what == PATCH_DSP || p->what == PATCH_SWORD)
+				rec_short(e, p->what == PATCH_STARGET ? x->addr :
+					  p->what == PATCH_DSP ? REC_MINUS_LASTSP : 0);
+			else if (p->what != PATCH_TBIT)
 				rec_store(e);
 		}
 	rec_b(e, rec_epilogue, sizeof rec_epilogue);
@@ -636,7 +757,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 	rec_object *o = R.cur;
 	size_t bound = 64;
 	for (size_t i = 0; i < ns; i++)
-		bound += 2 * (sv[i].end - sv[i].start) + 176 * sv[i].np +
+		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160;
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);

@@ -977,7 +977,7 @@ static void *replay_stream(void *arg)
 	int r = setjmp(s->end);
 	if (r == 0)
 		for (;;)
-			sk_dispatch(t, sk_in(t));
+			sk_dispatch(t, sk_ctl(t));
 	s->how = r;
 	sink_end(s);
 	/* done: what is still queued (after a desync) is dropped */

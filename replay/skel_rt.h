@@ -32,6 +32,11 @@ struct sk_thread {
 	const uint64_t *begin;
 	uint64_t bits;              /* the current bit group's bits not yet */
 	uint32_t nbits;             /* read, from bit 0 up (PATCH_TBIT) */
+	uint64_t shorts;            /* the same for the current short group */
+	uint32_t nshort;            /* (PATCH_SREG) */
+	uint64_t lastsp;            /* rsp at the previous PATCH_DSP */
+	uint64_t pend;              /* a control word peeked at (has_pend) */
+	int has_pend;
 	uint64_t bias;              /* load bias of the object whose skeleton
 	                             * runs: runtime = link-time + bias */
 	uint64_t mbits;             /* its number in entry words (bits 32..47) */
@@ -86,6 +91,29 @@ static inline uint64_t sk_peek(sk_thread *t)
 	return t->w < t->end ? *t->w : sk_peek_more(t);
 }
 
+static inline int sk_bit(sk_thread *t);
+
+/* A value recorded as a short value (format.h, PATCH_SREG). */
+static inline uint64_t sk_small(sk_thread *t)
+{
+	if (sk_bit(t))
+		return sk_in(t);
+	for (;;) {
+		if (__builtin_expect(t->nshort == 0, 0)) {
+			t->shorts = sk_in(t);
+			t->nshort = 4;
+		}
+		uint32_t f = (uint32_t)(t->shorts & 0xffff);
+		t->shorts >>= 16;
+		t->nshort--;
+		if (__builtin_expect(f == 0, 0)) {	/* closed early */
+			t->nshort = 0;
+			continue;
+		}
+		return (uint64_t)f - 0x8000u;		/* f - 1 - bias */
+	}
+}
+
 /* A conditional jump's recorded outcome, 1 if taken. */
 static inline int sk_bit(sk_thread *t)
 {
@@ -107,10 +135,30 @@ static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, ui
 		sk_emit(t, pc + t->bias, kind, size, addr);
 }
 
+/* A control word (routine entry, return), recorded as a short value
+ * (format.h, PATCH_SWORD). */
+static inline uint64_t sk_ctl(sk_thread *t)
+{
+	if (t->has_pend) {
+		t->has_pend = 0;
+		return t->pend;
+	}
+	return sk_small(t) + 0xe7e6ffffffffffffull;
+}
+
+static inline uint64_t sk_peek_ctl(sk_thread *t)
+{
+	if (!t->has_pend) {
+		t->pend = sk_small(t) + 0xe7e6ffffffffffffull;
+		t->has_pend = 1;
+	}
+	return t->pend;
+}
+
 /* A call into analyzed code: the callee's entry word comes next. */
 static inline void sk_enter(sk_thread *t, uint64_t pc, uint32_t id)
 {
-	uint64_t w = sk_in(t);
+	uint64_t w = sk_ctl(t);
 	if (w != SK_ENTRY(id) + t->mbits)
 		sk_desync(t, pc, "expected the entry of the called routine", w);
 }
@@ -120,16 +168,16 @@ static inline void sk_enter(sk_thread *t, uint64_t pc, uint32_t id)
  * returns. */
 static inline void sk_external(sk_thread *t)
 {
-	while (sk_peek(t) != SK_RETURNED) {
+	while (sk_peek_ctl(t) != SK_RETURNED) {
 		t->depth++;
-		sk_dispatch(t, sk_in(t));
+		sk_dispatch(t, sk_ctl(t));
 		t->depth--;
 	}
 }
 
 static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
 {
-	uint64_t w = sk_in(t);
+	uint64_t w = sk_ctl(t);
 	if (w != word)
 		sk_desync(t, pc, "expected a control word", w);
 }
@@ -174,6 +222,10 @@ typedef struct sk_pc_scope {
 
 #define IN() sk_in(t)
 #define BIT() sk_bit(t)
+#define SMALL() sk_small(t)
+#define SP() (t->lastsp += sk_small(t))
+/* an indirect jump's destination at link-time pc: recorded less the pc */
+#define TARGET(pc) ((pc) + sk_small(t))
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
 
 #endif

@@ -200,9 +200,24 @@ static void probe_region(const rgen *g, uint32_t i, uint64_t *start, uint64_t *e
 	*end = r->blocks[x].end;
 }
 
+/* Registers are recorded as short values (format.h, PATCH_SREG): most
+ * are small numbers; rsp as its change since the thread's previous one
+ * (PATCH_DSP), indirect jump destinations less the jump's pc: small too.
+ * reg_in() is how the skeleton reads a register's. */
+static const char *reg_in(unsigned reg)
+{
+	return reg == R_SP ? "SP()" : "SMALL()";
+}
+
 static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool after,
 			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
+	if (what == PATCH_REG)
+		what = reg == R_SP ? PATCH_DSP : PATCH_SREG;
+	else if (what == PATCH_WORD)
+		what = PATCH_SWORD;
+	else if (what == PATCH_TARGET)
+		what = PATCH_STARGET;
 	patch_probe pp = { .pc = g->r->insns[i].addr, .block_start = bs,
 			   .block_end = be, .after = after, .what = what,
 			   .reg = reg, .k = k, .word = word };
@@ -447,11 +462,12 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 		if (x->e) {
 			/* recorded for another routine sharing this call */
 			bool drop = sp_has(shared_of(g->g, g->r->insns[i].addr), SP_ARG, 0, x->var);
-			fputs(drop ? "((void)IN(), " : "", f);
+			if (drop)
+				fprintf(f, "((void)%s, ", reg_in(x->var));
 			emit_expr(f, x->e);
 			fputs(drop ? ")" : "", f);
 		} else {
-			fprintf(f, "IN()%s", x->var == R_SP && call ? " - 8" : "");
+			fprintf(f, "%s%s", reg_in(x->var), x->var == R_SP && call ? " - 8" : "");
 		}
 		fputs(";\n", f);
 	}
@@ -546,7 +562,8 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 	const routine *r = g->r;
 	const block *b = &r->blocks[bi];
 	FILE *f = g->g->f;
-	fprintf(f, "\t{ uint64_t to = IN() - t->bias; switch (to) {\n");
+	fprintf(f, "\t{ uint64_t to = TARGET(0x%" PRIx64 "ull); switch (to) {\n",
+		r->insns[i].addr);
 	/* a jump table's targets, or an unresolved jump's possible targets
 	 * in the routine (cfg.c): the analysis knows these edges only */
 	for (uint32_t k = 0; k < b->nsucc; k++) {
@@ -699,15 +716,16 @@ static void emit_regs_shared(rgen *g, uint32_t i, const shared_at *u, uint8_t cl
 		if (u->v[k].cls != cls)
 			continue;
 		const probe *p = own_probe(g, i, &u->v[k]);
+		const char *in = reg_in(u->v[k].key);
 		if (!p)
-			fputs("\t(void)IN();\n", f);
+			fprintf(f, "\t(void)%s;\n", in);
 		else if (p->rep && cls == SP_REG_AFTER)
-			fputs("\trep_cx_after = IN();\n", f);
+			fprintf(f, "\trep_cx_after = %s;\n", in);
 		else if (p->rep)
-			fprintf(f, "\trep_%s = IN();\n",
-				p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di");
+			fprintf(f, "\trep_%s = %s;\n",
+				p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di", in);
 		else
-			fprintf(f, "\tv%u = IN();\n", p->val);
+			fprintf(f, "\tv%u = %s;\n", p->val, in);
 	}
 }
 
@@ -762,9 +780,10 @@ static void emit_insn(rgen *g, uint32_t i)
 		if (is_entry_param(g, p))
 			continue;
 		if (p->rep)
-			fprintf(f, "\trep_%s = IN();\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di");
+			fprintf(f, "\trep_%s = %s;\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di",
+				reg_in(p->reg));
 		else
-			fprintf(f, "\tv%u = IN();\n", p->val);
+			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
 	}
 	if (insn_is_rep(in)) {
 		/* repe/repne cmps/scas repeat rcx - rcx_after times: the
@@ -775,9 +794,9 @@ static void emit_insn(rgen *g, uint32_t i)
 			if (p->kind != PR_REG_AFTER)
 				continue;
 			if (p->rep)
-				fputs("\trep_cx_after = IN();\n", f);
+				fprintf(f, "\trep_cx_after = %s;\n", reg_in(p->reg));
 			else
-				fprintf(f, "\tv%u = IN();\n", p->val);
+				fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
 		}
 		emit_rep(g, i);
 	} else {
@@ -803,9 +822,9 @@ static void emit_insn(rgen *g, uint32_t i)
 	for (; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
 		if (p->rep)
-			fputs("\trep_cx_after = IN();\n", f);
+			fprintf(f, "\trep_cx_after = %s;\n", reg_in(p->reg));
 		else
-			fprintf(f, "\tv%u = IN();\n", p->val);
+			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
 	}
 }
 
@@ -1366,7 +1385,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	}
 	/* the values recorded at run time, control words aside */
 	for (size_t k = 0; k < pt->nprobes; k++)
-		st->probes += pt->probes[k].what != PATCH_WORD;
+		st->probes += pt->probes[k].what != PATCH_WORD && pt->probes[k].what != PATCH_SWORD;
 	emit_dispatch(&g);
 	emit_scopes(&g);
 	emit_fetch_blocks(&g);

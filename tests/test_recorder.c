@@ -899,7 +899,7 @@ static void test_patch_roundtrip_and_errors(void **state)
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 30 10 20 before taken\n",
 		  "line 3: pc 30 is outside its block [10, 20)" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after taken\n",
-		  "line 3: only 'reg' probes may be 'after'" },
+		  "line 3: only 'reg' and 'sreg' probes may be 'after'" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 before reg eax\n",
 		  "line 3: 'reg' wants a 64-bit register name (rax..r15)" },
 		{ "skel-patch 1\nprobe 10 10 20 before taken\n",
