@@ -27,7 +27,9 @@
  * Hot path (per recorded value, no system call, no flags touched):
  *     mov rdx, fs:[rec_cursor]; mov [rdx], rax; lea rdx, [rdx+8];
  *     mov fs:[rec_cursor], rdx
- * rec_cursor is an initial-exec TLS variable, so its fs offset is fixed.
+ * rec_cursor is in rec_t, an initial-exec TLS variable, so its fs offset
+ * is fixed.  Packed values (bits, short fields: docs/formats.md) go into
+ * group words of the same stream (rec_emit.c: rec_bit, rec_short).
  * Each thread's buffer is followed by a PROT_NONE guard page; the store
  * that hits it faults, and the SIGSEGV handler flushes the buffer, resets
  * the cursor (TLS and rdx in the ucontext) and lets the store retry.
