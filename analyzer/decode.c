@@ -441,6 +441,18 @@ static void set_flow(insn *in, const ZydisDecodedInstruction *zi,
 	bool rel = zi->operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 		   ops[0].imm.is_relative;
 	uint64_t target = rel ? in->addr + zi->length + (uint64_t)ops[0].imm.value.s : 0;
+	/* RTM: an abort, wherever it happens in the transaction, rolls back
+	 * every write (the recorder's words and cursor too) and resumes at
+	 * xbegin's fallback with eax set.  So xabort and xend are straight-line
+	 * code, and an xbegin whose fallback is the next instruction (glibc's
+	 * lock elision, the _xbegin() intrinsic) only defines eax.  Another
+	 * fallback stays a conditional jump, which no probe can observe: the
+	 * recorder refuses it by name. */
+	if (zi->mnemonic == ZYDIS_MNEMONIC_XABORT || zi->mnemonic == ZYDIS_MNEMONIC_XEND ||
+	    (zi->mnemonic == ZYDIS_MNEMONIC_XBEGIN && target == in->addr + zi->length)) {
+		in->flow = FLOW_NEXT;
+		return;
+	}
 	switch (zi->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		in->flow = FLOW_CJUMP;

@@ -706,6 +706,22 @@ static void test_system_calls_fall_through(void **state)
 	assert_int_equal(in.flow, FLOW_SYSCALL);
 }
 
+static void test_rtm_is_straight_line(void **state)
+{
+	(void)state;
+	insn in;
+	DEC(&in, 0xc7, 0xf8, 0x00, 0x00, 0x00, 0x00); /* xbegin .+6 */
+	assert_int_equal(in.flow, FLOW_NEXT);
+	assert_true(writes(&in, R_AX));		/* the abort status */
+	DEC(&in, 0xc7, 0xf8, 0x10, 0x00, 0x00, 0x00); /* xbegin .+0x16 */
+	assert_int_equal(in.flow, FLOW_CJUMP);
+	assert_int_equal(in.target, ADDR + 0x16);
+	DEC(&in, 0xc6, 0xf8, 0xff); /* xabort 0xff */
+	assert_int_equal(in.flow, FLOW_NEXT);
+	DEC(&in, 0x0f, 0x01, 0xd5); /* xend */
+	assert_int_equal(in.flow, FLOW_NEXT);
+}
+
 static void test_halts(void **state)
 {
 	(void)state;
@@ -845,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_indirect_jump_through_table),
 		cmocka_unit_test(test_flags_of_compare_and_arithmetic),
 		cmocka_unit_test(test_system_calls_fall_through),
+		cmocka_unit_test(test_rtm_is_straight_line),
 		cmocka_unit_test(test_halts),
 		cmocka_unit_test(test_invalid_bytes_are_a_halt),
 		cmocka_unit_test(test_text_is_intel_syntax),
