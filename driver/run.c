@@ -944,7 +944,7 @@ bool trace_format_ok(const char *f)
 int cmd_replay(int argc, char **argv)
 {
 	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
-	bool stats = false;
+	bool stats = false, salvage = false;
 	sim_opts so = SIM_OPTS_INIT;
 	for (int i = 1, r; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -953,6 +953,8 @@ int cmd_replay(int argc, char **argv)
 			format = argv[++i];
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
+		else if (!strcmp(argv[i], "--salvage"))
+			salvage = true;
 		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0) {
 			if (r < 0)
 				return 2;
@@ -966,7 +968,7 @@ int cmd_replay(int argc, char **argv)
 			return skel_usage_error("replay: too many arguments");
 	}
 	if (!skel || !values)
-		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats]");
+		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (sim_opts_check(&so) < 0)
@@ -980,11 +982,13 @@ int cmd_replay(int argc, char **argv)
 		free(bin);
 		return 1;
 	}
-	char *av[8 + SIM_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out, "--format",
+	char *av[9 + SIM_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out, "--format",
 					   (char *)format };
 	size_t n = 6;
 	if (stats)
 		av[n++] = "--stats";
+	if (salvage)
+		av[n++] = "--salvage";
 	n += sim_opts_argv(&so, format, raw[0] ? raw : NULL, av + n);
 	av[n] = NULL;
 	int rc = run_wait(av, NULL);

@@ -430,6 +430,7 @@ typedef struct vtrace {
 	size_t pos;		/* next chunk */
 	bool ended;		/* an END chunk was read */
 	bool failed;		/* a corrupt chunk stopped the iteration */
+	bool cut;		/* ... the file ending inside a chunk */
 } vtrace;
 
 /* Reads the file and checks the header ("bad magic", "unsupported
@@ -510,6 +511,8 @@ typedef struct vt_streams {
 	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
 	vt_objects objects;	/* OBJECTS chunks (none: main-only) */
 	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
+	bool cut;		/* error: the file ends inside a chunk (cut short;
+				   what came before is whole), not damage */
 } vt_streams;
 
 /* Reads every chunk it can.  Returns -1 only when the header is unusable

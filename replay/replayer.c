@@ -382,6 +382,8 @@ static enum fmt format = F_TEXT;
 static bool stats;
 static bool online;
 static bool fetches;            /* the skeleton calls FETCH() */
+static bool salvage;            /* replay the part of a damaged file before
+                                   the damage */
 /* --sim cache: one simulator for all threads (a shared cache), fed a
  * thread's batch at a time */
 static sim *simu;
@@ -1259,9 +1261,17 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 2;
 	}
-	/* the words are read in place, one segment per VALUES chunk */
+	/* the words are read in place, one segment per VALUES chunk; the
+	 * whole file is read and checked before anything is replayed */
 	vt_streams st;
 	vtrace_streams_ref(&vt, &st);
+	if (st.error[0] && !st.cut && !salvage) {
+		fprintf(stderr, "skel: %s: %s: the file is damaged, nothing was replayed "
+			"(--salvage replays what comes before the damage)\n", values, st.error);
+		vtrace_streams_free(&st);
+		vtrace_close(&vt);
+		return 4;
+	}
 	if (modules_bind(st.objects.v, st.objects.n, values) < 0) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
@@ -1309,13 +1319,27 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		stream_free(s);
 	}
 	report_total(out, &tot);
+	bool crashed = false;
+	for (size_t k = 0; k < st.n; k++)
+		crashed |= st.s[k].crashed;
 	if (st.error[0]) {
-		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", values, st.error);
+		fprintf(stderr, "skel: %s: %s (%s: the trace up to there was replayed)\n",
+			values, st.error, st.cut ? "the file ends inside that chunk: cut short, or its "
+			"length is damaged" : "--salvage");
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(values, &st.exec) && !st.complete && !quiet) {
-		fprintf(stderr, "skel: %s: the recorded run did not exit cleanly (crash or kill); "
-			"the trace of what it did was replayed\n", values);
+	} else if (!report_exec(values, &st.exec) && !st.complete && crashed) {
+		if (!quiet)
+			fprintf(stderr, "skel: %s: the recorded run did not exit cleanly (crash); "
+				"the trace of what it did was replayed\n", values);
+	} else if (st.exec.stage != VT_EXEC_CALLED && !st.complete) {
+		/* no END and no CRASH: SIGKILL, or the file cut at a chunk's
+		 * end; every thread's last buffer may be missing */
+		fprintf(stderr, "skel: %s: the file ends before the recorded run did (the run was "
+			"killed, or the file was cut): the last values of its threads may be "
+			"missing; the trace up to there was replayed\n", values);
+		if (!rc)
+			rc = 4;
 	}
 	for (size_t k = 0; k < st.n; k++) {
 		if (st.s[k].crashed && !quiet)
@@ -1699,6 +1723,8 @@ int main(int argc, char **argv)
 			in_fd = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--quiet"))
 			quiet = true;
+		else if (!strcmp(argv[i], "--salvage"))
+			salvage = true;
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
 		else if ((so = sim_option(argc, argv, &i, &sim_kind, &scfg)) < 0)

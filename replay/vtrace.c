@@ -224,12 +224,15 @@ int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
 	if (off == t->size)
 		return 0;
 	t->failed = true;	/* until proven otherwise */
-	if (t->size - off < VT_CHUNK_HEADER_SIZE)
+	if (t->size - off < VT_CHUNK_HEADER_SIZE) {
+		t->cut = true;
 		return vt_fail(err, "truncated chunk at offset %zu", off);
+	}
 	memcpy(&c->h, t->data + off, sizeof c->h);
 	if (c->h.magic != VT_CHUNK_MAGIC)
 		return vt_fail(err, "bad chunk magic at offset %zu", off);
-	if (c->h.payload_bytes > t->size - off - VT_CHUNK_HEADER_SIZE)
+	t->cut = c->h.payload_bytes > t->size - off - VT_CHUNK_HEADER_SIZE;
+	if (t->cut)
 		return vt_fail(err, "truncated chunk at offset %zu "
 			       "(payload of %" PRIu64 " bytes, %zu left)", off,
 			       c->h.payload_bytes,
@@ -467,6 +470,7 @@ static int vt_streams_read(vtrace *t, vt_streams *out, bool ref)
 		}
 	if (rc == 0)
 		out->error[0] = 0;
+	out->cut = rc < 0 && t->cut;
 	free(rd.slot);
 	return 0;
 }
