@@ -654,6 +654,8 @@ int cmd_gen(int argc, char **argv)
 			patch_out = argv[++i];
 		else if (!strcmp(argv[i], "--all-accesses"))
 			o.all_accesses = true;
+		else if (!strcmp(argv[i], "--no-slice"))
+			o.no_slice = true;
 		else if (!strcmp(argv[i], "--whole-process"))
 			whole = true;
 		else if (!strcmp(argv[i], "--object") && i + 1 < argc) {
@@ -708,6 +710,9 @@ int cmd_gen(int argc, char **argv)
 			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
 			st.mem_insns, st.probes, st.direct,
 			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
+	if (rc == 0 && st.sliced_loops)
+		fprintf(stderr, "skel: gen: %u loops without data accesses are not replayed "
+			"(their branches not recorded; --no-slice keeps them)\n", st.sliced_loops);
 	if (rc == 0 && st.inexact)
 		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
 			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "

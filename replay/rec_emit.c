@@ -220,7 +220,9 @@ enum { REC_RAX, REC_RCX, REC_RDX };
 static void rec_bit(rec_emit *e, int cc)
 {
 	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
-	size_t to_new = rec_jrcxz_fwd(e);
+	rec_b1(e, 0xe3);				/* jrcxz new (rel8) */
+	size_t to_new = e->len;
+	rec_b1(e, 0);
 	size_t cont = e->len;
 	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
 	rec_b(e, "\x48\x8b\x02", 3);			/* mov rax, [rdx] */
@@ -243,8 +245,12 @@ static void rec_bit(rec_emit *e, int cc)
 	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
 	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
 	rec_fs(e, 0x89, REC_RCX, REC_TLS_LEFT);
-	size_t done = rec_jmp_fwd(e);
-	rec_land(e, to_new);
+	rec_b1(e, 0xeb);				/* jmp done (rel8) */
+	size_t done = e->len;
+	rec_b1(e, 0);
+	if (e->len - (to_new + 1) > 127)
+		rec_die("bit group code too long for rel8");
+	e->p[to_new] = (uint8_t)(e->len - (to_new + 1));
 	rec_fs(e, 0x8b, REC_RDX, 0);			/* new: the cursor */
 	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
 	rec_b(e, rec_store_insn, sizeof rec_store_insn);
@@ -254,7 +260,9 @@ static void rec_bit(rec_emit *e, int cc)
 	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
 	rec_fs(e, 0x89, REC_RDX, 0);
 	rec_jmp_back(e, cont);
-	rec_land(e, done);
+	if (e->len - (done + 1) > 127)
+		rec_die("bit group code too long for rel8");
+	e->p[done] = (uint8_t)(e->len - (done + 1));
 }
 
 static int rec_tbit(rec_emit *e, const rec_insn *x)

@@ -57,6 +57,7 @@ extern const unsigned sk_npc_scopes __attribute__((weak));
 /* weak: a skeleton from before instruction fetches has none */
 extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
 extern const unsigned sk_nfetch_blocks __attribute__((weak));
+extern const unsigned sk_nsliced __attribute__((weak));
 extern const unsigned char sk_insn_lens[] __attribute__((weak));
 
 /* ------------------------------------------------------------ objects
@@ -1768,6 +1769,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	modules_load();
+	if (fetches && &sk_nsliced && sk_nsliced)
+		fprintf(stderr, "skel: replay: note: the instruction fetches of %u loops without "
+			"data accesses are not in this trace: they are not replayed (skel gen "
+			"--no-slice keeps them)\n", sk_nsliced);
 	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
 	report_uncovered(online ? "run" : values);
 	if (simu) {

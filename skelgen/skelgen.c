@@ -71,6 +71,9 @@ typedef struct rgen {
 	uint32_t *probe_first;  /* per insn: first probe index (nprobes if none) */
 	call_arg *args;         /* by instruction, then variable */
 	uint32_t nargs;
+	int32_t *slice_to;      /* per block: a sliced loop's header -> the
+	                           block its every exit leads to, else -1 */
+	uint8_t *sliced;        /* per block: inside a sliced loop */
 } rgen;
 
 static void emit_signature(gen *g, uint32_t id);
@@ -365,6 +368,8 @@ static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
+	if (g->sliced && g->sliced[g->a.s.block_of[i]])
+		return;
 	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
 	shared_at *u = shared_of(g->g, g->r->insns[i].addr);
@@ -427,6 +432,11 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 {
 	const routine *r = g->r;
 	FILE *f = g->g->f;
+	if (g->slice_to && g->slice_to[to] >= 0 && !g->sliced[from]) {
+		/* a sliced loop: straight to where it leads */
+		emit_edge(g, from, (uint32_t)g->slice_to[to]);
+		return;
+	}
 	fputs("{ ", f);
 	for (uint32_t l = 0; l < r->nloops; l++) {
 		if (!g->counter_used[l] || r->loops[l].header != to)
@@ -977,8 +987,116 @@ static void emit_routine(rgen *g)
 	fputs("}\n", f);
 }
 
+/* ----------------------------------------------------------- slicing */
+
+/* The skeletonization slides' slicing, its simplest case: a loop without
+ * data accesses, calls or indirect jumps, whose only probes are its own
+ * conditional jumps, with a single entry and all its exits to one block,
+ * none of whose counters an address or a recorded value outside it
+ * depends on, is not replayed: the skeleton goes from the loop's entry
+ * straight to its exit, and the loop's branches are not recorded (a
+ * Collatz-style `while` between two array accesses cost a word per
+ * iteration).  Its instruction fetches are then not in the trace either
+ * (the replay says so; `skel gen --no-slice` keeps such loops). */
+typedef struct loopset {
+	const routine *r;
+	uint32_t l;     /* a loop and those nested in it */
+	bool hit;
+} loopset;
+
+static bool loop_within(const routine *r, int32_t x, uint32_t l)
+{
+	for (; x >= 0; x = r->loops[x].parent)
+		if ((uint32_t)x == l)
+			return true;
+	return false;
+}
+
+static void uses_loop(const expr *e, loopset *s)
+{
+	if (!e || s->hit)
+		return;
+	if (e->kind == E_COUNTER && loop_within(s->r, (int32_t)e->val, s->l))
+		s->hit = true;
+	uses_loop(e->a, s);
+	uses_loop(e->b, s);
+}
+
+static bool block_in_loop(const routine *r, uint32_t b, uint32_t l)
+{
+	return loop_within(r, r->blocks[b].loop, l);
+}
+
+static bool sliceable(rgen *g, uint32_t l, uint32_t *exit)
+{
+	const routine *r = g->r;
+	const analysis *a = &g->a;
+	const loop *L = &r->loops[l];
+	if (L->irreducible || L->nentries != 1 || !L->nexits || L->header == 0)
+		return false;
+	*exit = L->exit_to[0];
+	for (uint32_t k = 0; k < L->nexits; k++)
+		if (L->exit_to[k] != *exit)
+			return false;
+	if (!reachable(r, *exit))
+		return false;
+	for (uint32_t k = 0; k < L->nblocks; k++) {
+		const block *b = &r->blocks[L->blocks[k]];
+		if (!reachable(r, L->blocks[k]) || (b->flags & (BLK_CALL | BLK_TAILCALL |
+								 BLK_JUMPTABLE | BLK_IJUMP)))
+			return false;
+		for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
+			const insn *in = &r->insns[i];
+			if (in->nmem || g->returned_at[i] || shared_of(g->g, in->addr) ||
+			    (in->flow != FLOW_NEXT && in->flow != FLOW_JUMP &&
+			     in->flow != FLOW_CJUMP))
+				return false;
+			for (uint32_t p = g->probe_first[i]; p < a->nprobes && a->probes[p].insn == i; p++)
+				if (a->probes[p].kind != PR_BRANCH)
+					return false;
+		}
+	}
+	/* nothing outside depends on its counters */
+	loopset s = { r, l, false };
+	for (uint32_t i = 0; i < a->nacc; i++)
+		if (!block_in_loop(r, a->s.block_of[a->acc[i].insn], l))
+			uses_loop(a->acc[i].addr, &s);
+	for (uint32_t i = 0; i < a->nbr; i++)
+		if (a->br[i].how == BR_COMPUTED && !block_in_loop(r, a->s.block_of[a->br[i].insn], l)) {
+			uses_loop(a->br[i].lhs, &s);
+			uses_loop(a->br[i].rhs, &s);
+		}
+	for (uint32_t i = 0; i < g->nargs; i++)
+		uses_loop(g->args[i].e, &s);
+	return !s.hit;
+}
+
+static void plan_slices(rgen *g)
+{
+	const routine *r = g->r;
+	if (g->g->o->all_accesses || g->g->o->no_slice || !r->nloops)
+		return;
+	g->slice_to = xmalloc(r->nblocks * sizeof *g->slice_to);
+	g->sliced = xcalloc(r->nblocks, 1);
+	for (uint32_t b = 0; b < r->nblocks; b++)
+		g->slice_to[b] = -1;
+	/* outer loops first: a sliced loop takes its nested ones along */
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		uint32_t x;
+		const loop *L = &r->loops[l];
+		if (g->sliced[L->header] || !sliceable(g, l, &x))
+			continue;
+		g->slice_to[L->header] = (int32_t)x;
+		for (uint32_t k = 0; k < L->nblocks; k++)
+			g->sliced[L->blocks[k]] = 1;
+		g->g->st->sliced_loops++;
+	}
+}
+
 static void rgen_free(rgen *g)
 {
+	free(g->slice_to);
+	free(g->sliced);
 	free(g->counter_used);
 	free(g->leaf_used);
 	free(g->returned_at);
@@ -1310,6 +1428,8 @@ static void emit_fetch_blocks(gen *g)
 	FILE *f = g->f;
 	const program *p = g->p;
 	uint32_t n = 0, first = 0;
+	/* the replay says what fetches sliced loops leave out */
+	fprintf(f, "\nconst unsigned sk_nsliced = %u;\n", g->st->sliced_loops);
 	fputs("\n#ifdef SK_HAVE_FETCHES\nconst sk_block_info sk_fetch_blocks[] = {\n", f);
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
@@ -1374,6 +1494,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		iv_analyze(&rg.a, p, r, o->all_accesses ? IV_ALL_DIRECT : 0);
 		prepare(&rg);
 		plan_calls(&rg);
+		plan_slices(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

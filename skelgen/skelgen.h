@@ -25,6 +25,7 @@
 
 typedef struct skel_opts {
 	bool all_accesses;      /* full-tracing baseline: every access direct */
+	bool no_slice;          /* replay loops without accesses too */
 	const char *app;        /* the binary's path, for the header comment */
 } skel_opts;
 
@@ -35,6 +36,7 @@ typedef struct skel_stats {
 	uint32_t inexact;       /* accesses whose address form is not exact
 				   (gather/scatter, bt mem,reg, xlat) */
 	uint64_t first_inexact; /* pc of the first of them */
+	uint32_t sliced_loops;  /* loops without accesses, not replayed */
 } skel_stats;
 
 /* Writes the skeleton of p to out and fills `pt` with its patch. */
