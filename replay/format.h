@@ -104,7 +104,19 @@ typedef enum patch_what {
 	PATCH_DSP,	/* rsp minus the thread's rsp at its previous PATCH_DSP
 			   (0 at its first), as a short value */
 	PATCH_SWORD,	/* PATCH_WORD minus PATCH_CTL_BASE, as a short value */
+	PATCH_DREG,	/* a GPR minus the thread's delta slot `word` (below),
+			   as a short value; the slot then holds the GPR */
+	PATCH_DADDR,	/* (before) PATCH_ADDR, the same way */
 } patch_what;
+
+/* Delta slots (PATCH_DREG, PATCH_DADDR): each thread has PATCH_DSLOTS
+ * words, 0 when its stream starts; a probe records its value less the
+ * slot's and leaves its value in the slot.  skel gen picks a probe's slot
+ * from its pc and operand, so a pointer walk (a list's next, a direct
+ * address striding through an array) records small differences.  Slots
+ * are shared: a slot's sequence of values is the thread's stream order,
+ * the same for recorder and skeleton. */
+#define PATCH_DSLOTS 16
 
 /* Control words (routine entries, returns) are small above this. */
 #define PATCH_CTL_BASE 0xe7e6ffffffffffffull

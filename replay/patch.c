@@ -108,6 +108,16 @@ static int patch_words(char *s, char **w, int max)
 	}
 }
 
+static int patch_dslot_parse(const char *w, uint64_t *slot)
+{
+	char *end;
+	unsigned long v = strtoul(w, &end, 10);
+	if (*end || end == w || v >= PATCH_DSLOTS)
+		return -1;
+	*slot = v;
+	return 0;
+}
+
 static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 			    char err[FMT_ERR_LEN])
 {
@@ -121,14 +131,23 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 			return patch_fail(err, line,
 				"'%s' wants a 64-bit register name (rax..r15)", what);
 		pr->reg = (uint8_t)r;
-	} else if (strcmp(what, "addr") == 0) {
-		pr->what = PATCH_ADDR;
-		want = 2;
+	} else if (strcmp(what, "dreg") == 0) {
+		pr->what = PATCH_DREG;
+		want = 3;
+		int r = n == 3 ? patch_reg_parse(w[1]) : -1;
+		if (r < 0 || patch_dslot_parse(w[2], &pr->word))
+			return patch_fail(err, line, "'dreg' wants a 64-bit register name "
+					  "(rax..r15) and a slot 0..%d", PATCH_DSLOTS - 1);
+		pr->reg = (uint8_t)r;
+	} else if (strcmp(what, "addr") == 0 || strcmp(what, "daddr") == 0) {
+		pr->what = what[0] == 'd' ? PATCH_DADDR : PATCH_ADDR;
+		want = pr->what == PATCH_DADDR ? 3 : 2;
 		char *end;
-		unsigned long k = n == 2 ? strtoul(w[1], &end, 10) : 99;
-		if (n != 2 || *end || k > 8)
-			return patch_fail(err, line,
-				"'addr' wants an operand number 0..8");
+		unsigned long k = n == want ? strtoul(w[1], &end, 10) : 99;
+		if (n != want || *end || k > 8 ||
+		    (want == 3 && patch_dslot_parse(w[2], &pr->word)))
+			return patch_fail(err, line, "'%s' wants an operand number 0..8%s",
+					  what, want == 3 ? " and a slot 0..15" : "");
 		pr->k = (uint32_t)k;
 	} else if (strcmp(what, "taken") == 0) {
 		pr->what = PATCH_TAKEN;
@@ -152,8 +171,9 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	if (n != want)
 		return patch_fail(err, line, "extra words after '%s'", what);
 	if (pr->after && pr->what != PATCH_REG && pr->what != PATCH_SREG &&
-	    pr->what != PATCH_DSP)
-		return patch_fail(err, line, "only 'reg', 'sreg' and 'dsp' probes may be 'after'");
+	    pr->what != PATCH_DSP && pr->what != PATCH_DREG)
+		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg' and 'dsp' probes may "
+				  "be 'after'");
 	return 0;
 }
 
@@ -412,6 +432,12 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 	case PATCH_SREG:
 		fprintf(f, "sreg %s", skel_reg_name(pr->reg));
 		break;
+	case PATCH_DREG:
+		fprintf(f, "dreg %s %u", skel_reg_name(pr->reg), (unsigned)pr->word);
+		break;
+	case PATCH_DADDR:
+		fprintf(f, "daddr %u %u", pr->k, (unsigned)pr->word);
+		break;
 	case PATCH_TARGET:
 		fputs("target", f);
 		break;
@@ -471,6 +497,14 @@ uint64_t patch_hash(const patch *p)
 			break;
 		case PATCH_ADDR:
 			h = hash_u64(h, pr->k);
+			break;
+		case PATCH_DREG:
+			h = hash_u64(h, pr->reg);
+			h = hash_u64(h, pr->word);
+			break;
+		case PATCH_DADDR:
+			h = hash_u64(h, pr->k);
+			h = hash_u64(h, pr->word);
 			break;
 		case PATCH_WORD:
 		case PATCH_SWORD:

@@ -49,6 +49,7 @@ typedef struct rec_tls {
 	uint16_t *scur;		/* the short group being filled: its next */
 	uint64_t sleft;		/* field, and how many are left (0: closed) */
 	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
+	uint64_t dslot[PATCH_DSLOTS];	/* PATCH_DREG, PATCH_DADDR */
 } rec_tls;
 #define REC_TLS_LEFT 8
 #define REC_TLS_SLOT 16
@@ -56,6 +57,7 @@ typedef struct rec_tls {
 #define REC_TLS_SCUR 32
 #define REC_TLS_SLEFT 40
 #define REC_TLS_LASTSP 48
+#define REC_TLS_DSLOT 56
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stddef.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +224,16 @@ void rec_prestart_release(void)
 	atomic_store(&rec_prestart_busy, 0);
 }
 
+_Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
+	       offsetof(rec_tls, dslot) == REC_TLS_DSLOT, "rec_tls layout");
+
+static void rec_tls_reset_deltas(void)
+{
+	rec_t.lastsp = 0;
+	for (int i = 0; i < PATCH_DSLOTS; i++)	/* no libc: it may be patched */
+		rec_t.dslot[i] = 0;
+}
+
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 				   uint32_t flags, int keep)
 {
@@ -232,8 +243,8 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		kept = (size_t)(rec_cursor - rec_prestart);
 	if (keep)
 		rec_cursor = rec_prestart;
-	else
-		rec_t.lastsp = 0;	/* as the replay starts the stream */
+	else	/* as the replay starts the stream */
+		rec_tls_reset_deltas();
 	if (R.child || R.finished) {
 		if (keep)
 			rec_prestart_release();

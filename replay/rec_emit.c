@@ -276,8 +276,11 @@ static int rec_tbit(rec_emit *e, const rec_insn *x)
 	return 0;
 }
 
-/* rsp less the thread's previous one (PATCH_DSP). */
+/* rsp less the thread's previous one (PATCH_DSP); a value less delta
+ * slot s (PATCH_DREG, PATCH_DADDR).  Runtime addresses are never this
+ * small. */
 #define REC_MINUS_LASTSP 1
+#define REC_MINUS_DSLOT(s) (2 + (uint64_t)(s))
 
 /* The value in rax (minus the runtime address `minus`, if not 0) as a
  * short value (format.h, PATCH_SREG): its flag bit, then its field in the
@@ -286,9 +289,11 @@ static int rec_tbit(rec_emit *e, const rec_insn *x)
 static void rec_short(rec_emit *e, uint64_t minus)
 {
 	rec_b1(e, 0x51);				/* push rcx */
-	if (minus == REC_MINUS_LASTSP) {
-		rec_fs(e, 0x8b, REC_RCX, REC_TLS_LASTSP);
-		rec_fs(e, 0x89, REC_RAX, REC_TLS_LASTSP);
+	if (minus >= REC_MINUS_LASTSP && minus < REC_MINUS_DSLOT(PATCH_DSLOTS)) {
+		int32_t at = minus == REC_MINUS_LASTSP ? REC_TLS_LASTSP :
+			     REC_TLS_DSLOT + 8 * (int32_t)(minus - REC_MINUS_DSLOT(0));
+		rec_fs(e, 0x8b, REC_RCX, at);
+		rec_fs(e, 0x89, REC_RAX, at);
 		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
 		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
 	} else if (minus) {
@@ -467,9 +472,11 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 	case PATCH_REG:
 	case PATCH_SREG:
 	case PATCH_DSP:
+	case PATCH_DREG:
 		rec_get_reg(e, p->reg);
 		return 0;
 	case PATCH_ADDR:
+	case PATCH_DADDR:
 		o = rec_memop(x, p->k);
 		return o ? rec_get_addr(e, x, o) : -1;
 	case PATCH_TAKEN:
@@ -516,7 +523,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 
 static const char *const rec_what_name[] = {
 	"reg", "addr", "taken", "target", "word", "tbit", "sreg", "starget",
-	"dsp", "sword",
+	"dsp", "sword", "dreg", "daddr",
 };
 
 /* The probes of site st at x's address with the given `after`, in file
@@ -547,8 +554,10 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
 					ZydisMnemonicGetString(x->in.mnemonic));
-			if (p->what == PATCH_SREG || p->what == PATCH_STARGET ||
-			    p->what == PATCH_DSP || p->what == PATCH_SWORD)
+			if (p->what == PATCH_DREG || p->what == PATCH_DADDR)
+				rec_short(e, REC_MINUS_DSLOT(p->word));
+			else if (p->what == PATCH_SREG || p->what == PATCH_STARGET ||
+				 p->what == PATCH_DSP || p->what == PATCH_SWORD)
 				rec_short(e, p->what == PATCH_STARGET ? x->addr :
 					  p->what == PATCH_DSP ? REC_MINUS_LASTSP : 0);
 			else if (p->what != PATCH_TBIT)

@@ -49,6 +49,8 @@ struct sk_thread {
 	uint32_t depth;             /* skeleton call depth (for reports) */
 	uint64_t crash_pc;          /* link-time pc the thread died at, in the
 	                             * running object, or ~0 */
+	uint64_t dslot[16];         /* PATCH_DREG/DADDR (PATCH_DSLOTS); last,
+	                             * so modules compiled before it still fit */
 };
 
 /* Out of words (sk_in's slow path).  Online (skel run) the replayer waits
@@ -224,6 +226,8 @@ typedef struct sk_pc_scope {
 #define BIT() sk_bit(t)
 #define SMALL() sk_small(t)
 #define SP() (t->lastsp += sk_small(t))
+/* a value recorded less delta slot s (PATCH_DREG, PATCH_DADDR) */
+#define DSMALL(s) (t->dslot[s] += sk_small(t))
 /* an indirect jump's destination at link-time pc: recorded less the pc */
 #define TARGET(pc) ((pc) + sk_small(t))
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))

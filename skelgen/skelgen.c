@@ -203,21 +203,53 @@ static void probe_region(const rgen *g, uint32_t i, uint64_t *start, uint64_t *e
 	*end = r->blocks[x].end;
 }
 
-/* Registers are recorded as short values (format.h, PATCH_SREG): most
- * are small numbers; rsp as its change since the thread's previous one
- * (PATCH_DSP), indirect jump destinations less the jump's pc: small too.
- * reg_in() is how the skeleton reads a register's. */
-static const char *reg_in(unsigned reg)
+/* Registers and direct addresses are recorded as short values
+ * (format.h): rsp as its change since the thread's previous one
+ * (PATCH_DSP), the others less the value last recorded in their delta
+ * slot (PATCH_DREG, PATCH_DADDR), so that pointers walking a block or an
+ * array, and counters, take a 16-bit field; indirect jump destinations
+ * less the jump's pc.  A probe's slot comes from its pc and operand (key:
+ * a register, or 16 + the access's operand number), so that every
+ * skeleton reading a shared probe names the same slot, and probes close
+ * together get different ones. */
+static unsigned dslot(uint64_t pc, unsigned key, bool after)
 {
-	return reg == R_SP ? "SP()" : "SMALL()";
+	uint64_t h = (pc * 4 + after) * 0x9e3779b97f4a7c15ull + key * 0xbf58476d1ce4e5b9ull;
+	return (unsigned)(h >> 60) % PATCH_DSLOTS;
+}
+
+/* How the skeleton reads register reg recorded at pc. */
+static const char *reg_in(uint64_t pc, unsigned reg, bool after)
+{
+	static char buf[4][24];
+	static unsigned n;
+	if (reg == R_SP)
+		return "SP()";
+	char *b = buf[n++ % 4];
+	snprintf(b, sizeof buf[0], "DSMALL(%u)", dslot(pc, reg, after));
+	return b;
+}
+
+static const char *addr_in(uint64_t pc, unsigned m)
+{
+	static char buf[24];
+	snprintf(buf, sizeof buf, "DSMALL(%u)", dslot(pc, 16 + m, false));
+	return buf;
 }
 
 static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool after,
 			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
-	if (what == PATCH_REG)
-		what = reg == R_SP ? PATCH_DSP : PATCH_SREG;
-	else if (what == PATCH_WORD)
+	uint64_t pc = g->r->insns[i].addr;
+	if (what == PATCH_REG && reg != R_SP) {
+		what = PATCH_DREG;
+		word = dslot(pc, reg, after);
+	} else if (what == PATCH_REG)
+		what = PATCH_DSP;
+	else if (what == PATCH_ADDR) {
+		what = PATCH_DADDR;
+		word = dslot(pc, 16 + word, false);	/* word: the analysis's operand */
+	} else if (what == PATCH_WORD)
 		what = PATCH_SWORD;
 	else if (what == PATCH_TARGET)
 		what = PATCH_STARGET;
@@ -360,7 +392,7 @@ static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 		add_probe_in(g, i, u->bs, u->be, x->cls == SP_REG_AFTER, w,
 			     reg ? x->key : 0,
 			     x->cls == SP_ADDR ? recorder_k(&g->r->insns[i], x->key) : 0,
-			     x->cls == SP_RETURNED ? SK_RETURNED : 0);
+			     x->cls == SP_RETURNED ? SK_RETURNED : x->cls == SP_ADDR ? x->key : 0);
 	}
 	u->written = true;
 }
@@ -392,7 +424,7 @@ static void patch_insn(rgen *g, uint32_t i)
 			add_probe(g, i, true, PATCH_REG, p->reg, 0, 0);
 			break;
 		case PR_ADDR:
-			add_probe(g, i, false, PATCH_ADDR, 0, recorder_k(&g->r->insns[i], p->k), 0);
+			add_probe(g, i, false, PATCH_ADDR, 0, recorder_k(&g->r->insns[i], p->k), p->k);
 			break;
 		case PR_BRANCH:
 			add_probe(g, i, false, branch_what(&g->r->insns[i]), 0, 0, 0);
@@ -473,11 +505,12 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 			/* recorded for another routine sharing this call */
 			bool drop = sp_has(shared_of(g->g, g->r->insns[i].addr), SP_ARG, 0, x->var);
 			if (drop)
-				fprintf(f, "((void)%s, ", reg_in(x->var));
+				fprintf(f, "((void)%s, ", reg_in(g->r->insns[i].addr, x->var, false));
 			emit_expr(f, x->e);
 			fputs(drop ? ")" : "", f);
 		} else {
-			fprintf(f, "%s%s", reg_in(x->var), x->var == R_SP && call ? " - 8" : "");
+			fprintf(f, "%s%s", reg_in(g->r->insns[i].addr, x->var, false),
+				x->var == R_SP && call ? " - 8" : "");
 		}
 		fputs(";\n", f);
 	}
@@ -726,7 +759,7 @@ static void emit_regs_shared(rgen *g, uint32_t i, const shared_at *u, uint8_t cl
 		if (u->v[k].cls != cls)
 			continue;
 		const probe *p = own_probe(g, i, &u->v[k]);
-		const char *in = reg_in(u->v[k].key);
+		const char *in = reg_in(g->r->insns[i].addr, u->v[k].key, cls == SP_REG_AFTER);
 		if (!p)
 			fprintf(f, "\t(void)%s;\n", in);
 		else if (p->rep && cls == SP_REG_AFTER)
@@ -758,13 +791,13 @@ static void emit_insn_shared(rgen *g, uint32_t i, const shared_at *u)
 		const access_info *x = access_at(a, i, m);
 		bool rec = sp_has(u, SP_ADDR, 0, (uint8_t)m);
 		if (x && !x->addr) {
-			fputs("\t{ uint64_t ad = IN();\n", f);
+			fprintf(f, "\t{ uint64_t ad = %s;\n", addr_in(in->addr, m));
 			emit_out(f, in, x, "ad");
 			fputs("\t}\n", f);
 			continue;
 		}
 		if (rec)
-			fputs("\t(void)IN();\n", f);
+			fprintf(f, "\t(void)%s;\n", addr_in(in->addr, m));
 		if (x)
 			emit_out(f, in, x, NULL);
 	}
@@ -791,9 +824,9 @@ static void emit_insn(rgen *g, uint32_t i)
 			continue;
 		if (p->rep)
 			fprintf(f, "\trep_%s = %s;\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di",
-				reg_in(p->reg));
+				reg_in(in->addr, p->reg, false));
 		else
-			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
+			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, false));
 	}
 	if (insn_is_rep(in)) {
 		/* repe/repne cmps/scas repeat rcx - rcx_after times: the
@@ -804,9 +837,9 @@ static void emit_insn(rgen *g, uint32_t i)
 			if (p->kind != PR_REG_AFTER)
 				continue;
 			if (p->rep)
-				fprintf(f, "\trep_cx_after = %s;\n", reg_in(p->reg));
+				fprintf(f, "\trep_cx_after = %s;\n", reg_in(in->addr, p->reg, true));
 			else
-				fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
+				fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, true));
 		}
 		emit_rep(g, i);
 	} else {
@@ -817,7 +850,7 @@ static void emit_insn(rgen *g, uint32_t i)
 			if (x->addr) {
 				emit_out(f, in, x, NULL);
 			} else {
-				fputs("\t{ uint64_t ad = IN();\n", f);
+				fprintf(f, "\t{ uint64_t ad = %s;\n", addr_in(in->addr, m));
 				emit_out(f, in, x, "ad");
 				fputs("\t}\n", f);
 			}
@@ -832,9 +865,9 @@ static void emit_insn(rgen *g, uint32_t i)
 	for (; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
 		if (p->rep)
-			fprintf(f, "\trep_cx_after = %s;\n", reg_in(p->reg));
+			fprintf(f, "\trep_cx_after = %s;\n", reg_in(in->addr, p->reg, true));
 		else
-			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(p->reg));
+			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, true));
 	}
 }
 

@@ -555,7 +555,7 @@ static void test_target_of_indirect_call(void **state)
 typedef struct dec {
 	const vt_stream *st;
 	size_t i;
-	uint64_t bits, shorts, lastsp;
+	uint64_t bits, shorts, lastsp, dslot[PATCH_DSLOTS];
 	unsigned nbits, nshorts;
 } dec;
 
@@ -604,10 +604,13 @@ static uint64_t dec_short(dec *d)
 	}
 }
 
-enum { DEC_BIT, DEC_SHORT, DEC_DSP };
+enum { DEC_BIT, DEC_SHORT, DEC_DSP, DEC_DELTA };
 
 /* Runs prog in mode with the probes; the main stream, decoded as `kind`
- * for each of the "V" lines, must give them all and nothing more. */
+ * for each of the "V" lines, must give them all and nothing more.
+ * DEC_DELTA: the probes' delta slot is `minus`, or each "V" line's probe
+ * has its own slot, 1 + its index in the V lines modulo nslot, when
+ * minus is PATCH_DSLOTS + nslot. */
 static void check_packed(const char *prog, const char *const *probes,
 			 const char *mode, const char *n, int kind, uint64_t minus)
 {
@@ -622,8 +625,11 @@ static void check_packed(const char *prog, const char *const *probes,
 	dec d = { .st = vtrace_stream(&r.s, 0) };
 	assert_non_null(d.st);
 	for (size_t k = 0; k < nw; k++) {
+		unsigned slot = minus < PATCH_DSLOTS ? (unsigned)minus
+				: 1 + (unsigned)(k % (minus - PATCH_DSLOTS));
 		uint64_t got = kind == DEC_BIT ? dec_bit(&d)
 			       : kind == DEC_SHORT ? dec_short(&d) + minus
+			       : kind == DEC_DELTA ? (d.dslot[slot] += dec_short(&d))
 			       : (d.lastsp += dec_short(&d));
 		if (got != want[k])
 			fail_msg("value %zu: decoded %" PRIx64 ", program %" PRIx64,
@@ -664,6 +670,24 @@ static void test_starget_and_dsp(void **state)
 	const char *sp[] = { "rsp_site rsp_site rsp_end before dsp", NULL };
 	check_packed(prog_np, sp, "rsp", "1", DEC_DSP, 0);
 	check_packed(prog_pie, sp, "rsp", "1", DEC_DSP, 0);
+}
+
+/* Delta slots: rbx after the add (1, 5, 12, ...: differences small,
+ * then past 2^15, escaped; 40000 iterations cross buffers); three direct
+ * addresses (array walk, a global, the stack) in three slots, each the
+ * difference from its own previous one. */
+static void test_dreg_and_daddr_record_differences(void **state)
+{
+	const char *reg[] = {
+		"loop_site loop_site loop_end after dreg rbx 7", NULL };
+	check_packed(prog_np, reg, "loop", "300", DEC_DELTA, 7);
+	check_packed(prog_pie, reg, "loop", "40000", DEC_DELTA, 7);
+	const char *addr[] = {
+		"addr_site addr_site addr_end before daddr 0 1",
+		"rip_site rip_site rip_end before daddr 0 2",
+		"push_site push_site push_end before daddr 0 3", NULL };
+	check_packed(prog_np, addr, "addr", "20", DEC_DELTA, PATCH_DSLOTS + 3);
+	check_packed(prog_pie, addr, "addr", "60", DEC_DELTA, PATCH_DSLOTS + 3);
 }
 
 /* A 3-byte block: no room for a jmp, so int3 (counted in STATS). */
@@ -1017,7 +1041,7 @@ static void test_patch_roundtrip_and_errors(void **state)
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 30 10 20 before taken\n",
 		  "line 3: pc 30 is outside its block [10, 20)" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after taken\n",
-		  "line 3: only 'reg', 'sreg' and 'dsp' probes may be 'after'" },
+		  "line 3: only 'reg', 'sreg', 'dreg' and 'dsp' probes may be 'after'" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 before reg eax\n",
 		  "line 3: 'reg' wants a 64-bit register name (rax..r15)" },
 		{ "skel-patch 1\nprobe 10 10 20 before taken\n",
@@ -1392,6 +1416,7 @@ int main(void)
 		cmocka_unit_test(test_tbit_packs_outcomes_into_groups),
 		cmocka_unit_test(test_sreg_short_and_escaped_values),
 		cmocka_unit_test(test_starget_and_dsp),
+		cmocka_unit_test(test_dreg_and_daddr_record_differences),
 		cmocka_unit_test(test_target_of_indirect_call),
 		cmocka_unit_test(test_short_block_falls_back_to_int3),
 		cmocka_unit_test(test_damaged_plan_is_rebuilt),
