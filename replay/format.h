@@ -443,7 +443,14 @@ typedef struct vtrace {
 	bool ended;		/* an END chunk was read */
 	bool failed;		/* a corrupt chunk stopped the iteration */
 	bool cut;		/* ... the file ending inside a chunk */
+	size_t released;	/* pages before this given back (vt_release) */
 } vtrace;
+
+/* Gives back the whole pages of [p, p + n) of a mapped value file, read
+ * already: memory stays flat whatever the file's size. */
+#define VT_RELEASE_PAGE 4096u
+#define VT_RELEASE_EVERY (8u << 20)
+void vt_release(const void *p, size_t n);
 
 /* Reads the file and checks the header ("bad magic", "unsupported
  * version", "truncated header"). */

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -797,6 +798,10 @@ static void sink_end(stream *s)
 
 /* ------------------------------------------------------- the words */
 
+/* the offline words are a mapping of the value file: pages replayed may
+ * be given back (vt_release), they would be read again */
+static bool values_mapped;
+
 static void seg_free(seg *g)
 {
 	if (!g)
@@ -807,6 +812,8 @@ static void seg_free(seg *g)
 		pthread_cond_signal(&space);
 		pthread_mutex_unlock(&mu);
 		free(g->owned);
+	} else if (values_mapped && g->n >= 2 * VT_RELEASE_PAGE / 8) {
+		vt_release(g->w, g->n * 8);	/* replayed: in the mapped file */
 	}
 	free(g);
 }
@@ -1161,8 +1168,13 @@ static void report_total(FILE *f, totals *tot)
 			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
 			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
 			tot->pages.n);
-	if (stats)
+	if (stats) {
+		struct rusage ru;
 		report_scopes(tot);
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			fprintf(stderr, "skel: stats: replayer peak memory %ld MiB\n",
+				ru.ru_maxrss >> 10);
+	}
 	free(tot->lines.a);
 	free(tot->pages.a);
 }
@@ -1258,6 +1270,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		return 2;
 	}
 	uint64_t bias = vt.header.image_base;
+	values_mapped = vt.mapped;
 	if (header_matches(&vt.header, values) < 0) {
 		vtrace_close(&vt);
 		return 2;

@@ -99,9 +99,13 @@ int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
 	struct stat sb;
 	int rc = 0;
 	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-		/* a regular file is mapped: replay reads the words in place */
-		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+		/* a regular file is mapped: replay reads the words in place;
+		 * the pages read are given back behind the reader
+		 * (vt_release), so memory stays flat whatever the size */
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE,
 			       fileno(f), 0);
+		if (m != MAP_FAILED)
+			madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
 		if (m == MAP_FAILED) {
 			rc = vt_fail(err, "cannot map: %s", strerror(errno));
 		} else {
@@ -216,6 +220,14 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 	}
 }
 
+void vt_release(const void *p, size_t n)
+{
+	uintptr_t a = ((uintptr_t)p + VT_RELEASE_PAGE - 1) & ~(uintptr_t)(VT_RELEASE_PAGE - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(VT_RELEASE_PAGE - 1);
+	if (b > a)	/* a private read-only mapping: read again if touched */
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
 {
 	if (t->failed)
@@ -245,6 +257,11 @@ int vtrace_next(vtrace *t, vt_chunk *c, char err[FMT_ERR_LEN])
 	c->offset = off;
 	c->payload = t->data + off + VT_CHUNK_HEADER_SIZE;
 	t->pos = off + VT_CHUNK_HEADER_SIZE + c->h.payload_bytes;
+	if (t->mapped && t->pos - t->released >= VT_RELEASE_EVERY) {
+		/* checked: the replay maps these pages in again as it goes */
+		vt_release(t->data + t->released, t->pos - t->released);
+		t->released = t->pos;
+	}
 	t->ended = c->h.type == VT_END;
 	t->failed = false;
 	return 1;

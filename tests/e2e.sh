@@ -133,6 +133,21 @@ for name in tree qsort_cb; do
 	[ -n "$hits" ] && [ "$hits" -le 2 ] || bad "$name-O2-pie: int3 hits $hits (expected <= 2: short jcc probes should get a jmp span)"
 done
 
+# Bounded memory offline (issue 12 item 6): the replayer gives back the
+# pages of the value file it has read, so its peak memory stays far below
+# the file's size (it held the whole file before).
+app=build/samples/matmul-O2-pie
+$skel gen "$app" --all-accesses -o "$tmp/ma.c" 2>/dev/null &&
+	$skel record "$tmp/ma.c" -o "$tmp/ma.vals" -- "$app" 200 >/dev/null ||
+	bad "matmul --all-accesses: gen or record failed"
+size=$(($(stat -c %s "$tmp/ma.vals") >> 20))
+peak=$($skel replay "$tmp/ma.c" "$tmp/ma.vals" --format count --stats 2>&1 >/dev/null |
+	sed -n 's/.*replayer peak memory \([0-9]*\) MiB/\1/p')
+echo "bounded memory: a $size MiB value file replayed in $peak MiB"
+[ "$size" -ge 30 ] && [ -n "$peak" ] && [ "$peak" -lt $((size / 2)) ] ||
+	bad "replay of a $size MiB value file: peak memory ${peak:-?} MiB (want under half)"
+rm -f "$tmp/ma.vals"
+
 # Slicing (issue 12): collatz's two Collatz `while` loops touch no memory,
 # so they are not replayed and their branches not recorded: far fewer
 # values than accesses (one value per hist[] bin, none per step); with
