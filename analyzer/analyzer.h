@@ -276,10 +276,20 @@ typedef struct insn {
 	uint8_t flags_written;
 	uint8_t nopd;
 	operand opd[INSN_MAX_OPD];
+	/* FLOW_CALL, FLOW_ICALL: the caller-saved GPRs the call may change
+	 * (REG_BIT mask): ABI_CALL_CLOBBERS, narrowed for direct calls to
+	 * analyzed routines by clobber_compute */
+	uint32_t clobbers;
 	uint8_t nmem;       /* data accesses, in the order the CPU makes them */
 	mem_access mem[INSN_MAX_MEM + 1]; /* +1: lea's AGEN slot */
 	char text[96];      /* Intel syntax, for printing */
 } insn;
+
+/* The registers a call may change under the SysV ABI (besides flags and
+ * memory). */
+#define ABI_CALL_CLOBBERS (REG_BIT(R_AX) | REG_BIT(R_CX) | REG_BIT(R_DX) | \
+			   REG_BIT(R_SI) | REG_BIT(R_DI) | REG_BIT(R_8) | \
+			   REG_BIT(R_9) | REG_BIT(R_10) | REG_BIT(R_11))
 
 /* Whether the instruction is a string op under a rep prefix. */
 static inline bool insn_is_rep(const insn *in)
@@ -392,6 +402,9 @@ int program_load_hints(program *p, const char *path, const jump_hint *h, size_t 
 long hints_read(const char *path, jump_hint **out, char err[ERR_LEN]);
 void program_free(program *p);
 routine *program_routine_at(const program *p, uint64_t start);
+/* Narrows each direct call's `clobbers` to what the callee may write
+ * (clobber.c); program_load runs it. */
+void clobber_compute(program *p);
 routine *program_routine_named(program *p, const char *name);
 /* Whether addr is in p->entries. */
 bool program_is_entry(const program *p, uint64_t addr);

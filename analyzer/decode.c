@@ -465,6 +465,7 @@ static void set_flow(insn *in, const ZydisDecodedInstruction *zi,
 	case ZYDIS_CATEGORY_CALL:
 		in->flow = rel ? FLOW_CALL : FLOW_ICALL;
 		in->target = target;
+		in->clobbers = ABI_CALL_CLOBBERS;
 		return;
 	case ZYDIS_CATEGORY_RET:
 		in->flow = FLOW_RET;

@@ -35,6 +35,7 @@ int program_load_hints(program *p, const char *path, const jump_hint *h, size_t 
 		dom_compute(&p->routines[i]);
 		loop_find(&p->routines[i]);
 	}
+	clobber_compute(p);
 	return 0;
 }
 

@@ -18,10 +18,6 @@
 
 #include <string.h>
 
-/* Registers a call may change under the SysV ABI (besides flags and M). */
-#define CALL_CLOBBERS (REG_BIT(R_AX) | REG_BIT(R_CX) | REG_BIT(R_DX) | \
-		       REG_BIT(R_SI) | REG_BIT(R_DI) | REG_BIT(R_8) | \
-		       REG_BIT(R_9) | REG_BIT(R_10) | REG_BIT(R_11))
 #define VBIT(v) (1u << (v))
 
 static bool is_call(const insn *in)
@@ -32,8 +28,8 @@ static bool is_call(const insn *in)
 /* The variables instruction `in` gives a new value, as a VBIT mask. */
 static uint32_t insn_defs(const insn *in)
 {
-	if (is_call(in))
-		return CALL_CLOBBERS | VBIT(VAR_FLAGS) | VBIT(VAR_MEM);
+	if (is_call(in))	/* what the callee may change (clobber.c) */
+		return in->clobbers | VBIT(VAR_FLAGS) | VBIT(VAR_MEM);
 	uint32_t m = in->writes & 0xffffu;
 	if (in->writes & REG_BIT(R_FLAGS))
 		m |= VBIT(VAR_FLAGS);

@@ -378,6 +378,63 @@ static void test_constant_inside_insn_no_label(void **state)
 	unlink(bin);
 }
 
+/* The registers a direct call may change (clobber.c): only what the
+ * callee writes, through its own calls too (a fixed point over a cycle),
+ * of the ABI's caller-saved set; a callee that calls out of the program
+ * or through a pointer may change them all. */
+static void test_call_clobbers_what_the_callee_writes(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"#include <stdlib.h>\n"
+		"__asm__(\n"
+		"\".text\\n .type only_rax,@function\\n .type ping,@function\\n\"\n"
+		"\" .type pong,@function\\n .type calls_out,@function\\n\"\n"
+		"\" .type through_ptr,@function\\n .type caller,@function\\n\"\n"
+		"\"only_rax: mov $1, %eax\\n ret\\n\"\n"
+		"\"ping: mov $2, %edx\\n test %edi, %edi\\n je 1f\\n dec %edi\\n call pong\\n1: ret\\n\"\n"
+		"\"pong: mov $3, %r9d\\n call ping\\n ret\\n\"\n"
+		"\"calls_out: sub $8, %rsp\\n call abs@PLT\\n add $8, %rsp\\n ret\\n\"\n"
+		"\"through_ptr: jmp *%rsi\\n\"\n"
+		"\".globl caller\\ncaller: push %rbx\\n call only_rax\\n call ping\\n"
+		" call calls_out\\n call through_ptr\\n pop %rbx\\n ret\\n\");\n"
+		"void caller(void);\n"
+		"int main(int argc, char **argv) { (void)argv; if (argc > 5) caller(); return 0; }\n";
+	const char *c = temp_file(src, sizeof src - 1);
+	char cpath[80], bin[80], cmd[400];
+	snprintf(cpath, sizeof cpath, "%s.c", c);
+	snprintf(bin, sizeof bin, "%s.bin", c);
+	assert_int_equal(rename(c, cpath), 0);
+	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
+	assert_int_equal(system(cmd), 0);
+	program *p = load(bin);
+	const routine *r = NULL;
+	for (uint32_t i = 0; i < p->nroutines; i++)
+		if (!strcmp(p->routines[i].name, "caller"))
+			r = &p->routines[i];
+	assert_non_null(r);
+	uint32_t want[] = {
+		REG_BIT(R_AX),				/* only_rax */
+		REG_BIT(R_DX) | REG_BIT(R_DI) | REG_BIT(R_9),	/* ping <-> pong */
+		ABI_CALL_CLOBBERS,			/* abs@PLT */
+		ABI_CALL_CLOBBERS,			/* jmp *rsi */
+	};
+	unsigned n = 0;
+	for (uint32_t i = 0; i < r->ninsn; i++)
+		if (r->insns[i].flow == FLOW_CALL) {
+			assert_true(n < 4);
+			if (r->insns[i].clobbers != want[n])
+				fail_msg("call %u at 0x%llx: clobbers 0x%x, want 0x%x", n,
+					 (unsigned long long)r->insns[i].addr,
+					 r->insns[i].clobbers, want[n]);
+			n++;
+		}
+	assert_int_equal(n, 4);
+	program_free(p);
+	unlink(cpath);
+	unlink(bin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_debian_relative_tables_resolved),
 		cmocka_unit_test(test_possible_entries_start_blocks),
 		cmocka_unit_test(test_constant_inside_insn_no_label),
+		cmocka_unit_test(test_call_clobbers_what_the_callee_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
