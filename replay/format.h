@@ -135,10 +135,16 @@ typedef enum patch_what {
  * PATCH_SHORT_BIAS], then v + PATCH_SHORT_BIAS + 1 as a 16-bit field of a
  * short group: a stream word of four fields from bit 0 up, taking its
  * place in the stream when its first field is recorded (as a bit group
- * does).  A bit 1: v follows as a word of the stream.  A field 0 is
+ * does).  A bit 1: a medium value or a word (below).  A field 0 is
  * unused: the group was closed early (its thread's buffer written out). */
 #define PATCH_SHORT_FIELDS 4
 #define PATCH_SHORT_BIAS 0x7fffu
+/* Medium values: a flag bit 1 is followed by a second one: 1, v is a word
+ * of the stream; 0, u = v + PATCH_MEDIUM_BIAS is in [0, 2^30) and follows
+ * as two fields, (u & 0x7fff) * 2 + 1 then (u >> 15) * 2 + 1 (odd, so
+ * never 0).  The recorder uses them when the CPU has BMI2 (flag-free
+ * shifts); else a value past the short range is always a word. */
+#define PATCH_MEDIUM_BIAS 0x20000000u
 
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */

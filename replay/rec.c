@@ -766,6 +766,7 @@ __attribute__((constructor)) static void rec_init(void)
 	R.have_gsbase = (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
 	unsigned a, b, c, d;	/* RTM: cpuid leaf 7, ebx bit 11 */
 	R.have_rtm = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 11 & 1);
+	R.have_bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 8 & 1);
 	rec_tls_offset();
 	R.restorer = rec_restorer();
 	if (rec_syscall3(SYS_mprotect, (long)REC_PRESTART_GUARD, REC_PAGE,

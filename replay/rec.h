@@ -151,6 +151,7 @@ typedef struct rec_state {
 	rec_thread sink;	/* discard buffer: ended threads, fork child */
 	int have_gsbase;
 	int have_rtm;		/* xbegin runs (else it raises #UD) */
+	int have_bmi2;		/* shrx: medium short values (rec_short) */
 	uint64_t restorer;	/* libc's __restore_rt, never rewritten */
 	size_t nunreachable;	/* probes left out (rec_unreachable) */
 	uint64_t phash[PATCH_MAX_OBJECTS];	/* patch_hash of each section */
@@ -259,6 +260,7 @@ typedef struct rec_emit {
 	size_t nmap, capmap;
 	rec_relocs rel[REC_NRELOC];
 	int nocache;		/* a field that no relocation describes */
+	uint64_t short_fn;	/* the object's shared short-value code */
 } rec_emit;
 
 /* The store that may hit the guard page; the SIGSEGV handler looks for

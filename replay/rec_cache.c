@@ -372,7 +372,7 @@ static uint64_t rec_config(void)
 	uint64_t v[8 + 2 * REC_MAX_SEGS] = {
 		REC_CACHE_VERSION, R.self_id,
 		(uint64_t)R.force_int3 | (uint64_t)R.have_rtm << 1 |
-			(uint64_t)R.have_gsbase << 2,
+			(uint64_t)R.have_gsbase << 2 | (uint64_t)R.have_bmi2 << 3,
 		R.restorer >= img->lo && R.restorer < img->hi
 			? R.restorer - img->bias + 1 : 0,
 		img->lo - img->bias, img->hi - img->bias, (uint64_t)img->nx,

@@ -282,10 +282,105 @@ static int rec_tbit(rec_emit *e, const rec_insn *x)
 #define REC_MINUS_LASTSP 1
 #define REC_MINUS_DSLOT(s) (2 + (uint64_t)(s))
 
+/* The 16-bit field in ax into the thread's short group (format.h,
+ * PATCH_SREG), flag-free, rcx and rdx clobbered; a group full or closed
+ * opens a new one at the cursor (its word reserved by the same store as a
+ * value's, so a guard-page fault there is handled as ever). */
+static void rec_field(rec_emit *e)
+{
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
+	size_t to_open = rec_jrcxz_fwd(e);
+	size_t have = e->len;
+	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SCUR);
+	rec_b(e, "\x66\x89\x02", 3);			/* mov [rdx], ax */
+	rec_b(e, "\x48\x8d\x52\x02", 4);		/* lea rdx, [rdx+2] */
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
+	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
+	rec_fs(e, 0x89, REC_RCX, REC_TLS_SLEFT);
+	size_t done = rec_jmp_fwd(e);
+	rec_land(e, to_open);				/* open a short group */
+	rec_fs(e, 0x8b, REC_RDX, 0);
+	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
+	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
+	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
+	rec_fs(e, 0x89, REC_RDX, 0);
+	rec_jmp_back(e, have);
+	rec_land(e, done);
+}
+
+/* The shared code of an object's short values (rec_short calls it):
+ * the value in rax, rax, rcx and rdx clobbered, flag-free.  One copy per
+ * object instead of one per probe: its three paths are most of a short
+ * value's code. */
+static void rec_short_fn(rec_emit *e)
+{
+	e->short_fn = rec_here(e);
+	/* short if rax + BIAS + 1 < 2^16 (and no wrap): two jrcxz on rcx
+	 * with its low 16 bits cleared (mov cx, 0) */
+	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS] */
+	rec_b4(e, (int32_t)PATCH_SHORT_BIAS);
+	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
+	rec_b(e, "\xe3\x02", 2);			/* jrcxz +2 */
+	size_t to_big = e->len + 1;
+	rec_b(e, "\xeb\x00", 2);			/* jmp big */
+	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
+	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
+	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
+	size_t to_small = rec_jrcxz_fwd(e);
+	e->p[to_big] = (uint8_t)(e->len - (to_big + 1));
+	/* medium if u = rax + 2^29 < 2^30: u >> 30 by shrx (BMI2 has no
+	 * flags); without BMI2 every value past the short range is big */
+	size_t to_medium = 0;
+	if (R.have_bmi2) {
+		rec_b(e, "\x48\x8d\x90\0\0\0\x20", 7);	/* lea rdx, [rax+2^29] */
+		rec_b(e, "\xb9\x1e\0\0\0", 5);		/* mov ecx, 30 */
+		rec_b(e, "\xc4\xe2\xf3\xf7\xca", 5);	/* shrx rcx, rdx, rcx */
+		to_medium = rec_jrcxz_fwd(e);
+	}
+	rec_b1(e, 0x50);				/* big: push rax */
+	rec_bit(e, REC_BIT_ONE);
+	rec_bit(e, REC_BIT_ONE);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_store(e);
+	size_t done1 = rec_jmp_fwd(e), done2 = 0;
+	if (R.have_bmi2) {
+		rec_land(e, to_medium);
+		rec_b1(e, 0x50);			/* medium: push rax */
+		rec_bit(e, REC_BIT_ONE);
+		rec_bit(e, REC_BIT_ZERO);
+		rec_b1(e, 0x58);			/* pop rax */
+		rec_b(e, "\x48\x8d\x80\0\0\0\x20", 7);	/* lea rax, [rax+2^29] */
+		rec_b1(e, 0x50);			/* push rax */
+		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
+		rec_field(e);				/* bits 0..14, odd */
+		rec_b1(e, 0x58);			/* pop rax */
+		rec_b(e, "\xb9\x0f\0\0\0", 5);		/* mov ecx, 15 */
+		rec_b(e, "\xc4\xe2\xf3\xf7\xc0", 5);	/* shrx rax, rax, rcx */
+		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
+		rec_field(e);				/* bits 15..29, odd */
+		done2 = rec_jmp_fwd(e);
+	}
+	rec_land(e, to_small);
+	rec_b1(e, 0x50);				/* small: push rax */
+	rec_bit(e, REC_BIT_ZERO);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_b(e, "\x48\x8d\x80", 3);			/* lea rax, [rax+BIAS+1] */
+	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
+	rec_field(e);
+	rec_land(e, done1);
+	if (R.have_bmi2)
+		rec_land(e, done2);
+	rec_b1(e, 0xc3);				/* ret */
+}
+
 /* The value in rax (minus the runtime address `minus`, if not 0) as a
- * short value (format.h, PATCH_SREG): its flag bit, then its field in the
- * short group or itself as a word.  Flag-free like rec_bit, with the same
- * order of publication for the short group. */
+ * short value (format.h, PATCH_SREG): its flag bits, then its field or two
+ * in the short group, or itself as a word.  Flag-free like rec_bit, with
+ * the same order of publication for the short group. */
 static void rec_short(rec_emit *e, uint64_t minus)
 {
 	rec_b1(e, 0x51);				/* push rcx */
@@ -303,53 +398,8 @@ static void rec_short(rec_emit *e, uint64_t minus)
 		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
 		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
 	}
-	/* short if rax + BIAS + 1 < 2^16 (and no wrap): two jrcxz on rcx
-	 * with its low 16 bits cleared (mov cx, 0) */
-	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS] */
-	rec_b4(e, (int32_t)PATCH_SHORT_BIAS);
-	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	rec_b(e, "\xe3\x02", 2);			/* jrcxz +2 */
-	size_t to_big = e->len + 1;
-	rec_b(e, "\xeb\x00", 2);			/* jmp big */
-	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
-	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
-	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	size_t to_small = rec_jrcxz_fwd(e);
-	e->p[to_big] = (uint8_t)(e->len - (to_big + 1));
-	rec_b1(e, 0x50);				/* big: push rax */
-	rec_bit(e, REC_BIT_ONE);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_store(e);
-	size_t done1 = rec_jmp_fwd(e);
-	rec_land(e, to_small);
-	rec_b1(e, 0x50);				/* small: push rax */
-	rec_bit(e, REC_BIT_ZERO);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
-	size_t to_open = rec_jrcxz_fwd(e);
-	size_t have = e->len;
-	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
-	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
-	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SCUR);
-	rec_b(e, "\x66\x89\x0a", 3);			/* mov [rdx], cx */
-	rec_b(e, "\x48\x8d\x52\x02", 4);		/* lea rdx, [rdx+2] */
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
-	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
-	rec_fs(e, 0x89, REC_RCX, REC_TLS_SLEFT);
-	size_t done2 = rec_jmp_fwd(e);
-	rec_land(e, to_open);				/* open a short group */
-	rec_fs(e, 0x8b, REC_RDX, 0);
-	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
-	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
-	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
-	rec_fs(e, 0x89, REC_RDX, 0);
-	rec_jmp_back(e, have);
-	rec_land(e, done1);
-	rec_land(e, done2);
+	rec_b1(e, 0xe8);				/* call short_fn */
+	rec_b4(e, (int32_t)((int64_t)e->short_fn - (int64_t)(rec_here(e) + 4)));
 	rec_b1(e, 0x59);				/* pop rcx */
 }
 
@@ -772,7 +822,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
 	rec_object *o = R.cur;
-	size_t bound = 64;
+	size_t bound = 64 + 2048;	/* rec_short_fn */
 	for (size_t i = 0; i < ns; i++)
 		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160;
@@ -782,6 +832,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		rec_die("no room for trampolines within 2 GiB of %s",
 			o->index ? o->img.path : "the executable");
 	*e = (rec_emit){ .p = code, .cap = size };
+	rec_short_fn(e);
 	for (size_t i = 0; i < ns; i++) {
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
 		if (sv[i].int3) {

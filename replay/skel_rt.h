@@ -95,11 +95,9 @@ static inline uint64_t sk_peek(sk_thread *t)
 
 static inline int sk_bit(sk_thread *t);
 
-/* A value recorded as a short value (format.h, PATCH_SREG). */
-static inline uint64_t sk_small(sk_thread *t)
+/* The next 16-bit field of the short groups (format.h, PATCH_SREG). */
+static inline uint32_t sk_field(sk_thread *t)
 {
-	if (sk_bit(t))
-		return sk_in(t);
 	for (;;) {
 		if (__builtin_expect(t->nshort == 0, 0)) {
 			t->shorts = sk_in(t);
@@ -108,12 +106,23 @@ static inline uint64_t sk_small(sk_thread *t)
 		uint32_t f = (uint32_t)(t->shorts & 0xffff);
 		t->shorts >>= 16;
 		t->nshort--;
-		if (__builtin_expect(f == 0, 0)) {	/* closed early */
-			t->nshort = 0;
-			continue;
-		}
-		return (uint64_t)f - 0x8000u;		/* f - 1 - bias */
+		if (__builtin_expect(f != 0, 1))
+			return f;
+		t->nshort = 0;		/* closed early */
 	}
+}
+
+/* A value recorded as a short value (format.h, PATCH_SREG): a bit 0 and
+ * a field; bits 1, 0 and two fields of 15 bits; bits 1, 1 and a word. */
+static inline uint64_t sk_small(sk_thread *t)
+{
+	if (__builtin_expect(sk_bit(t), 0)) {
+		if (sk_bit(t))
+			return sk_in(t);
+		uint64_t lo = sk_field(t) >> 1;
+		return (lo | (uint64_t)(sk_field(t) >> 1) << 15) - 0x20000000u;	/* PATCH_MEDIUM_BIAS */
+	}
+	return (uint64_t)sk_field(t) - 0x8000u;		/* f - 1 - bias */
 }
 
 /* A conditional jump's recorded outcome, 1 if taken. */

@@ -584,10 +584,8 @@ static unsigned dec_bit(dec *d)
 	return b;
 }
 
-static uint64_t dec_short(dec *d)
+static uint64_t dec_field(dec *d)
 {
-	if (dec_bit(d))
-		return dec_word(d);
 	for (;;) {
 		if (d->nshorts == 0) {
 			d->shorts = dec_word(d);
@@ -596,12 +594,22 @@ static uint64_t dec_short(dec *d)
 		uint64_t f = d->shorts & 0xffff;
 		d->shorts >>= 16;
 		d->nshorts--;
-		if (f == 0) {	/* unused: the group was closed early */
-			d->nshorts = 0;
-			continue;
-		}
-		return f - 1 - PATCH_SHORT_BIAS;
+		if (f)
+			return f;
+		d->nshorts = 0;	/* unused: the group was closed early */
 	}
+}
+
+static uint64_t dec_short(dec *d)
+{
+	if (!dec_bit(d))
+		return dec_field(d) - 1 - PATCH_SHORT_BIAS;
+	if (dec_bit(d))
+		return dec_word(d);
+	uint64_t lo = dec_field(d), hi = dec_field(d);
+	if (!(lo & 1) || !(hi & 1))
+		fail_msg("medium value with an even field (%" PRIx64 ", %" PRIx64 ")", lo, hi);
+	return ((lo >> 1) | (hi >> 1) << 15) - PATCH_MEDIUM_BIAS;
 }
 
 enum { DEC_BIT, DEC_SHORT, DEC_DSP, DEC_DELTA };
