@@ -334,6 +334,11 @@ typedef struct block {
 	int32_t idom;               /* -1 for the entry and unreachable blocks */
 	int32_t loop;               /* innermost loop, or -1 */
 	uint64_t call_target;       /* BLK_CALL/BLK_NORETURN/BLK_TAILCALL direct target, 0 if indirect */
+	/* BLK_JUMPTABLE: the table's targets outside the routine (another
+	 * routine's start, gcc's split-off cold part of a stripped binary
+	 * among them, or not code), sorted: tail calls through the table */
+	uint64_t *tails;
+	uint32_t ntails;
 } block;
 
 typedef struct loop {

@@ -555,6 +555,20 @@ static void add_succ(routine *r, uint32_t from, uint64_t to)
 	b->succ[b->nsucc++] = (uint32_t)t;
 }
 
+/* A table target outside the routine: a tail call through the table. */
+static void add_tail(block *b, uint64_t to)
+{
+	uint32_t i = 0;
+	while (i < b->ntails && b->tails[i] < to)
+		i++;
+	if (i < b->ntails && b->tails[i] == to)
+		return;
+	b->tails = xrealloc(b->tails, (b->ntails + 1) * sizeof *b->tails);
+	memmove(b->tails + i + 1, b->tails + i, (b->ntails - i) * sizeof *b->tails);
+	b->tails[i] = to;
+	b->ntails++;
+}
+
 /* Splits the sorted instructions into blocks, entry block first. */
 static void form_blocks(rbuild *rb)
 {
@@ -644,8 +658,12 @@ static void link_block(rbuild *rb, uint32_t bi)
 			break;
 		}
 		b->flags |= BLK_JUMPTABLE;
-		for (size_t k = 0; k < jt->n; k++)
-			add_succ(r, bi, jt->t[k]);
+		for (size_t k = 0; k < jt->n; k++) {
+			if (leaves_routine(rb, jt->t[k]))
+				add_tail(b, jt->t[k]);
+			else
+				add_succ(r, bi, jt->t[k]);
+		}
 		break;
 	case FLOW_RET:
 		b->flags |= BLK_RET;
@@ -682,6 +700,7 @@ static void routine_clear(routine *r)
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		free(r->blocks[i].succ);
 		free(r->blocks[i].pred);
+		free(r->blocks[i].tails);
 	}
 	for (uint32_t i = 0; i < r->nloops; i++) {
 		loop *l = &r->loops[i];
@@ -760,8 +779,9 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	addrmap_free(&rb.leaders);
 }
 
-/* A routine returns if some path reaches a ret, a tail call to a routine
- * that may return, or an indirect jump we could not follow. */
+/* A routine returns if some path reaches a ret, a tail call (direct or
+ * through a jump table) to a routine that may return, or an indirect jump
+ * we could not follow. */
 static bool routine_returns(const cfg_ctx *c, const routine *r)
 {
 	for (uint32_t i = 0; i < r->nblocks; i++) {
@@ -770,6 +790,9 @@ static bool routine_returns(const cfg_ctx *c, const routine *r)
 			return true;
 		if ((b->flags & BLK_TAILCALL) && !target_noreturn(c, b->call_target))
 			return true;
+		for (uint32_t k = 0; k < b->ntails; k++)
+			if (!target_noreturn(c, b->tails[k]))
+				return true;
 	}
 	return r->nblocks == 0;
 }
@@ -799,9 +822,10 @@ static void seed_starts(cfg_ctx *c)
 }
 
 /* A soft start (an FDE only) that no one calls and exactly one routine
- * jumps to is that routine's cold part (gcc's hot/cold splitting, which
- * jumps back into its parent): it is merged into the parent.  Returns
- * whether anything was demoted. */
+ * jumps to, directly or through a jump table (a switch whose rare case
+ * gcc put first in the cold part), is that routine's cold part (gcc's
+ * hot/cold splitting, which jumps back into its parent): it is merged
+ * into the parent.  Returns whether anything was demoted. */
 static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 {
 	bool any = false;
@@ -819,8 +843,12 @@ static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 			bool jumps = false;
 			for (uint32_t k = 0; k < r->ncallees; k++)
 				called |= r->callees[k] == a;
-			for (uint32_t b = 0; b < r->nblocks; b++)
-				jumps |= (r->blocks[b].flags & BLK_TAILCALL) && r->blocks[b].call_target == a;
+			for (uint32_t b = 0; b < r->nblocks; b++) {
+				const block *bl = &r->blocks[b];
+				jumps |= (bl->flags & BLK_TAILCALL) && bl->call_target == a;
+				for (uint32_t k = 0; k < bl->ntails; k++)
+					jumps |= bl->tails[k] == a;
+			}
 			jumpers += jumps;
 		}
 		if (!called && jumpers == 1) {

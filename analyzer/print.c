@@ -74,6 +74,10 @@ static void print_block_text(FILE *f, const program *p, const routine *r, uint32
 	for (uint32_t k = 0; k < b->nsucc; k++)
 		fprintf(f, " 0x%" PRIx64, r->blocks[b->succ[k]].start);
 	block_flags(f, b);
+	if (b->ntails)
+		fputs(" tails:", f);
+	for (uint32_t k = 0; k < b->ntails; k++)
+		fprintf(f, " 0x%" PRIx64, b->tails[k]);
 	fputc('\n', f);
 	for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
 		const insn *in = &r->insns[i];

@@ -452,16 +452,19 @@ static isl_set *machine_domain(__isl_keep isl_space *sp)
 	return dom;
 }
 
-/* A block of l that returns, tail-calls, stops or jumps where the CFG does
- * not know: l can be left without taking its exit edge, so the first exit
- * of its test would only bound the trip count. */
+/* A block of l that returns, tail-calls (directly or through a jump
+ * table), stops or jumps where the CFG does not know: l can be left
+ * without taking its exit edge, so the first exit of its test would only
+ * bound the trip count. */
 static bool leaves_otherwise(const routine *r, uint32_t l)
 {
 	const loop *lp = &r->loops[l];
-	for (uint32_t i = 0; i < lp->nblocks; i++)
-		if (r->blocks[lp->blocks[i]].flags &
-		    (BLK_RET | BLK_TAILCALL | BLK_NORETURN | BLK_HALT | BLK_IJUMP))
+	for (uint32_t i = 0; i < lp->nblocks; i++) {
+		const block *b = &r->blocks[lp->blocks[i]];
+		if ((b->flags & (BLK_RET | BLK_TAILCALL | BLK_NORETURN | BLK_HALT | BLK_IJUMP)) ||
+		    b->ntails)
 			return true;
+	}
 	return false;
 }
 

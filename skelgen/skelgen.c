@@ -615,6 +615,14 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 		emit_edge(g, bi, s);
 		fputc('\n', f);
 	}
+	/* a table's tail calls (cfg.c): replayed here as a direct tail call
+	 * is, so that a caller that passed this routine's entry values (an
+	 * internal call) also sees the callee's entry word read */
+	for (uint32_t k = 0; k < b->ntails; k++) {
+		fprintf(f, "\tcase 0x%" PRIx64 "ull: {\n", b->tails[k]);
+		emit_leave(g, r->insns[i].addr, b->tails[k]);
+		fputs("\t}\n", f);
+	}
 	/* elsewhere: a tail call through a pointer (to an analyzed routine,
 	 * whose entry word follows, or out of the analyzed code) returns to
 	 * the dispatch loop; sk_ijump_other stops on a target it cannot be */
@@ -1235,6 +1243,11 @@ static void find_extern_tails(gen *g)
 					if (id < 0 || g->extern_tail[id])
 						g->extern_tail[i] = 1;
 				}
+				for (uint32_t k = 0; k < bl->ntails; k++) {
+					int32_t id = routine_id(p, bl->tails[k]);
+					if (id < 0 || g->extern_tail[id])
+						g->extern_tail[i] = 1;
+				}
 			}
 			changed |= g->extern_tail[i];
 		}
@@ -1282,6 +1295,8 @@ static void find_internal(gen *g)
 			const insn *last = &r->insns[bl->first + bl->ninsn - 1];
 			if ((bl->flags & BLK_TAILCALL) && last->flow != FLOW_JUMP)
 				TAKE(bl->call_target);
+			for (uint32_t t = 0; t < bl->ntails; t++)
+				TAKE(bl->tails[t]);
 			if ((last->flow == FLOW_CALL || last->flow == FLOW_JUMP) &&
 			    (id = routine_id(p, last->target)) >= 0)
 				called[id] = 1;

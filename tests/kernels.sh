@@ -9,6 +9,9 @@
 #            and a code address in data that points into an instruction
 #   locked   xchg and lock-prefixed read-modify-writes: lackey logs an
 #            extra load for each (the check must count it, not compare it)
+#   coldsplit a jump table into gcc's cold part of a stripped function,
+#            non-PIE (absolute table: the cold part a routine of its own,
+#            tail-called through the table) and PIE (offsets: merged back)
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,6 +25,26 @@ for k in repcmps btreg callmem andzero sharedcode locked; do
 			{ echo "FAIL: andzero: the elided reads were not counted"; fails=$((fails+1)); }
 		[ $k != locked ] || grep -q "^check: 404 extra reads in lackey's log at locked instructions" "$tmp/err" ||
 			{ echo "FAIL: locked: lackey's extra loads were not counted"; fails=$((fails+1)); }
+	else
+		echo "FAIL: $k: $(tail -4 "$tmp/err")"; fails=$((fails+1))
+	fi
+done
+# coldsplit: the table must reach the start of an FDE (the cold part), or
+# the test no longer tests anything
+for v in nopie pie; do
+	k=coldsplit-$v
+	case $v in nopie) fl="-fno-pie -no-pie" ;; pie) fl="-fpie -pie" ;; esac
+	${CC:-gcc} -O2 $fl -s -o "$tmp/$k" tests/coldsplit.c || { echo "FAIL: cannot build $k"; fails=$((fails+1)); continue; }
+	./skel cfg "$tmp/$k" | sed -n 's/.* succs:\(.* jumptable.*\)/\1/p' >"$tmp/tables"
+	hit=
+	for a in $(readelf --debug-dump=frames "$tmp/$k" | sed -n 's/.* FDE .*pc=0*\([0-9a-f]*\)\.\..*/0x\1/p'); do
+		grep -q " $a\( \|\$\)" "$tmp/tables" && hit=$a
+	done
+	if [ -z "$hit" ]; then
+		echo "FAIL: $k: no jump table reaches a cold part's start (gcc laid it out otherwise)"
+		fails=$((fails+1))
+	elif ./skel check -- "$tmp/$k" >/dev/null 2>"$tmp/err"; then
+		echo "$k: $(grep '^check:' "$tmp/err")"
 	else
 		echo "FAIL: $k: $(tail -4 "$tmp/err")"; fails=$((fails+1))
 	fi

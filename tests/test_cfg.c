@@ -435,6 +435,70 @@ static void test_call_clobbers_what_the_callee_writes(void **state)
 	unlink(bin);
 }
 
+/* The address of symbol `name` in `bin`, from readelf; 0 if none. */
+static uint64_t readelf_symbol(const char *bin, const char *name)
+{
+	char cmd[512];
+	unsigned long long a = 0;
+	snprintf(cmd, sizeof cmd, "readelf -sW %s | awk '$8==\"%s\" {print $2; exit}'", bin, name);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	if (fscanf(f, "%llx", &a) != 1)
+		a = 0;
+	pclose(f);
+	return a;
+}
+
+/* tests/coldsplit.c, stripped: set_member's jump table goes to the first
+ * instruction of its cold part, which is known only by its FDE.  Non-PIE
+ * (absolute table in .rodata, so the cold start is a code address in data)
+ * it stays a routine and the table's jump to it is a tail call, kept with
+ * the block (python3's PyMember_SetOne); PIE (offsets) the cold part is
+ * merged into set_member, the one routine that jumps to it. */
+static void test_jump_table_into_cold_part(void **state)
+{
+	(void)state;
+	static const char *const flags[] = { "-fno-pie -no-pie", "-fpie -pie" };
+	for (int k = 0; k < 2; k++) {
+		const char *t = temp_file("", 0);
+		char bin[80], strip[80], cmd[400];
+		snprintf(bin, sizeof bin, "%s.bin", t);
+		snprintf(strip, sizeof strip, "%s.stripped", t);
+		snprintf(cmd, sizeof cmd, "gcc -O2 %s -o %s tests/coldsplit.c && strip -o %s %s",
+			 flags[k], bin, strip, bin);
+		assert_int_equal(system(cmd), 0);
+		uint64_t cold = readelf_symbol(bin, "set_member.cold");
+		uint64_t hot = readelf_symbol(bin, "set_member");
+		assert_true(cold && hot);
+		program *p = load(strip);
+		const routine *r = program_routine_at(p, hot);
+		assert_non_null(r);
+		const block *jt = NULL;
+		for (uint32_t b = 0; b < r->nblocks; b++)
+			if (r->blocks[b].flags & BLK_JUMPTABLE)
+				jt = &r->blocks[b];
+		assert_non_null(jt);
+		bool succ = false;
+		for (uint32_t i = 0; i < jt->nsucc; i++)
+			succ |= r->blocks[jt->succ[i]].start == cold;
+		if (k == 0) {
+			const routine *c = program_routine_at(p, cold);
+			assert_non_null(c);
+			assert_int_equal(jt->ntails, 1);
+			assert_true(jt->tails[0] == cold);
+			assert_false(succ);
+		} else {
+			assert_true(succ);
+			assert_int_equal(jt->ntails, 0);
+			assert_true(program_routine_at(p, cold) == NULL);
+		}
+		program_free(p);
+		unlink(t);
+		unlink(bin);
+		unlink(strip);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_possible_entries_start_blocks),
 		cmocka_unit_test(test_constant_inside_insn_no_label),
 		cmocka_unit_test(test_call_clobbers_what_the_callee_writes),
+		cmocka_unit_test(test_jump_table_into_cold_part),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
