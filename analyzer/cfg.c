@@ -1041,6 +1041,58 @@ static bool collect_taken(cfg_ctx *c, const routine *rs, size_t nr)
 	return any;
 }
 
+static bool in_function_symbol(const binary *b, uint64_t a)
+{
+	for (size_t i = 0; i < b->nfuncs; i++)
+		if (a >= b->funcs[i].addr && a < b->funcs[i].addr + b->funcs[i].size)
+			return true;
+	return false;
+}
+
+/* A code address a rip-relative lea computes, outside every routine, FDE
+ * and function symbol, and never read or written as data by a
+ * rip-relative operand, is a function the binary keeps no other record of
+ * (assembly without CFI in a stripped binary: zstd's Huffman decoding
+ * loops, called through a pointer): a routine of its own.  Else its code
+ * runs unseen, and called indirectly it looks external to the skeleton.
+ * Returns whether any was added. */
+static bool add_lea_functions(cfg_ctx *c, const routine *rs, size_t nr)
+{
+	const binary *b = &c->p->bin;
+	VEC(uint64_t) lea = {0}, data = {0};
+	for (size_t k = 0; k < nr; k++)
+		for (uint32_t i = 0; i < rs[k].ninsn; i++) {
+			const insn *in = &rs[k].insns[i];
+			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
+				if (in->mem[m].flags & MEM_RIPREL) {
+					if (in->op == OP_LEA)
+						vec_push(lea, (uint64_t)in->mem[m].disp);
+					else
+						vec_push(data, (uint64_t)in->mem[m].disp);
+				}
+		}
+	if (data.n)
+		qsort(data.a, data.n, sizeof *data.a, cmp_u64);
+	bool any = false;
+	for (size_t x = 0; x < lea.n; x++) {
+		uint64_t a = lea.a[x], lo, hi;
+		if (!cfg_is_code(b, a) || is_start(c, a) ||
+		    bsearch(&a, data.a, data.n, sizeof *data.a, cmp_u64) ||
+		    function_extent(b, a, &lo, &hi) || in_function_symbol(b, a))
+			continue;
+		bool inside = false;
+		for (size_t k = 0; k < nr && !inside; k++)
+			inside = cfg_block_of(&rs[k], a) >= 0;
+		if (inside)
+			continue;
+		add_start(c, a);
+		any = true;
+	}
+	free(lea.a);
+	free(data.a);
+	return any;
+}
+
 static int cmp_routine(const void *x, const void *y)
 {
 	const routine *a = x, *b = y;
@@ -1072,6 +1124,7 @@ void cfg_build(program *p)
 				add_start(&c, rs[i].callees[k]);
 		}
 		changed |= collect_taken(&c, rs, nr);
+		changed |= add_lea_functions(&c, rs, nr);
 		changed |= demote_cold_parts(&c, rs, nr);
 		changed |= add_clone_children(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {
