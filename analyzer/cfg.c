@@ -538,6 +538,11 @@ static void add_taken_targets(rbuild *rb)
 static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 {
 	bool any = false;
+	/* the constants that reach each jump's window (a table base set
+	 * before it, beyond the window) */
+	jt_code c = { .insns = rb->insns.a, .n = rb->insns.n, .start = rb->r->start,
+		      .index_of = rb_index_of, .table_of = rb_table_of, .ctx = rb };
+	regconst *rc = regconst_solve(&c);
 	size_t done = rb->guess_at.n;
 	for (size_t i = 0; i < rb->pending.n; i++) {
 		uint32_t idx = rb->pending.a[i], one;
@@ -551,7 +556,9 @@ static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 		bool taken[WINDOW];
 		size_t n = jump_window(rb, idx, win, widx, taken, NULL);
 		uint64_t *t = NULL;
-		size_t nt = jt_unbounded(&rb->c->p->bin, win, taken, n, NULL, lo, hi, &t);
+		/* (instructions decoded since have no state in rc) */
+		size_t nt = jt_unbounded(&rb->c->p->bin, win, taken, n,
+					 widx[0] < c.n ? &rc[widx[0]] : NULL, lo, hi, &t);
 		for (size_t k = 0; k < nt; k++) {
 			if (leaves_routine(rb, t[k]) || guess_conflicts(rb, t[k]))
 				continue;
@@ -565,6 +572,7 @@ static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 		}
 		free(t);
 	}
+	free(rc);
 	return any;
 }
 

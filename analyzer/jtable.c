@@ -52,6 +52,11 @@ typedef struct jt_state {
 	uint8_t cmp_size, low_cmp_reg;
 	int low_sym;
 	uint8_t low_reg, low_size;
+	/* 8-byte stack slots [rsp + disp] stored in the window (a table's
+	 * entry spilled and loaded back: perl's code around setjmp) */
+	int nslot;
+	int64_t slot_disp[8];
+	aval slot[8];
 } jt_state;
 
 
@@ -258,8 +263,61 @@ static void jt_bound(jt_state *s, const insn *in, bool taken)
 	s->bound = n;
 }
 
+static bool stack_slot(const mem_access *m)
+{
+	return m->base == R_SP && m->index == R_NONE && m->seg == SEG_NONE && !m->addr32;
+}
+
+/* Forgets the slots a write may change: those it overlaps on the stack,
+ * all of them when rsp moves or the write goes through another pointer. */
+static void slots_write(jt_state *s, const insn *in)
+{
+	if (in->writes & REG_BIT(R_SP)) {
+		s->nslot = 0;
+		return;
+	}
+	for (unsigned k = 0; k < in->nmem; k++) {
+		const mem_access *m = &in->mem[k];
+		if (!(m->kind & ACC_W))
+			continue;
+		if (!stack_slot(m)) {
+			s->nslot = 0;
+			return;
+		}
+		int kept = 0;
+		for (int x = 0; x < s->nslot; x++)
+			if (s->slot_disp[x] + 8 <= m->disp || m->disp + m->size <= s->slot_disp[x]) {
+				s->slot_disp[kept] = s->slot_disp[x];
+				s->slot[kept++] = s->slot[x];
+			}
+		s->nslot = kept;
+	}
+}
+
 static void jt_step(jt_state *s, const binary *b, const insn *in, bool taken)
 {
+	if (in->op == OP_MOV && in->nopd == 2 && in->opd[0].size == 8) {
+		const operand *o0 = &in->opd[0], *o1 = &in->opd[1];
+		if (o0->type == OPD_MEM && o1->type == OPD_REG && !o1->high8 &&
+		    stack_slot(&in->mem[o0->mem])) {
+			aval v = s->reg[o1->reg];
+			slots_write(s, in);
+			if (s->nslot < 8) {
+				s->slot_disp[s->nslot] = in->mem[o0->mem].disp;
+				s->slot[s->nslot++] = v;
+			}
+			return;
+		}
+		if (o0->type == OPD_REG && !o0->high8 && o1->type == OPD_MEM &&
+		    stack_slot(&in->mem[o1->mem]))
+			for (int x = 0; x < s->nslot; x++)
+				if (s->slot_disp[x] == in->mem[o1->mem].disp) {
+					jt_set(s, in, o0->reg, s->slot[x]);
+					return;
+				}
+	}
+	slots_write(s, in);
+
 	const operand *d = &in->opd[0], *src = &in->opd[1];
 	int dst = d->type == OPD_REG && !d->high8 ? d->reg : -1;
 	bool ok = false;

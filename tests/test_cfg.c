@@ -448,6 +448,53 @@ static void test_table_bound_on_taken_jump(void **state)
 	unlink(bin);
 }
 
+/* A switch whose index comes in as an argument (no bound in the routine)
+ * and whose table entry goes through a stack slot before the jump (perl's
+ * code around setjmp): the cases are guessed from the table, as far as
+ * they are code of the function; without the slot they were none, and
+ * the replay stopped at the first case it met. */
+static void test_table_entry_through_stack_slot(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"__asm__(\".text\\n .globl spilled\\n .type spilled, @function\\n\"\n"
+		"\"spilled: sub $24, %rsp\\n lea T3(%rip), %rdx\\n movslq (%rdx,%rdi,4), %rax\\n\"\n"
+		"\" mov %rax, 8(%rsp)\\n mov $0, %rax\\n mov 8(%rsp), %rsi\\n\"\n"
+		"\" lea T3(%rip), %rax\\n add %rsi, %rax\\n add $24, %rsp\\n jmp *%rax\\n\"\n"
+		"\"e0: mov $30, %eax\\n ret\\n\"\n"
+		"\"e1: mov $31, %eax\\n ret\\n\"\n"
+		"\"e2: mov $32, %eax\\n ret\\n\"\n"
+		"\"e3: mov $33, %eax\\n ret\\n\"\n"
+		"\" .size spilled, . - spilled\\n .section .rodata\\n .p2align 2\\n\"\n"
+		"\"T3: .long e0 - T3, e1 - T3, e2 - T3, e3 - T3\\n .text\\n\");\n"
+		"long spilled(long);\n"
+		"int main(int argc, char **argv) { (void)argv; return (int)spilled(argc & 3); }\n";
+	const char *c = temp_file(src, sizeof src - 1);
+	char cpath[80], bin[80], cmd[400];
+	snprintf(cpath, sizeof cpath, "%s.c", c);
+	snprintf(bin, sizeof bin, "%s.bin", c);
+	assert_int_equal(rename(c, cpath), 0);
+	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
+	assert_int_equal(system(cmd), 0);
+	program *p = load(bin);
+	routine *r = program_routine_named(p, "spilled");
+	assert_non_null(r);
+	int jumps = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		if (!(bl->flags & (BLK_IJUMP | BLK_JUMPTABLE)))
+			continue;
+		jumps++;
+		if (bl->nsucc != 4)
+			fail_msg("spilled: the jump at block 0x%llx has %u targets, expected 4",
+				 (unsigned long long)bl->start, bl->nsucc);
+	}
+	assert_int_equal(jumps, 1);
+	program_free(p);
+	unlink(cpath);
+	unlink(bin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_possible_entries_start_blocks),
 		cmocka_unit_test(test_constant_inside_insn_no_label),
 		cmocka_unit_test(test_table_bound_on_taken_jump),
+		cmocka_unit_test(test_table_entry_through_stack_slot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
