@@ -110,6 +110,8 @@ typedef struct jtable {
 	uint64_t *t;
 	size_t n;
 	bool guess;         /* unresolved: the targets it may have in the routine */
+	uint64_t via;       /* resolved through the sole branch into this
+			       address (sole_branch_into), else 0 */
 } jtable;
 
 typedef struct rbuild {
@@ -143,18 +145,74 @@ static bool leaves_routine(rbuild *rb, uint64_t t)
  * first try) gives the registers known before each instruction. */
 enum { WINDOW = 24 };
 
-/* The straight-line window ending at the jump insns[idx], in order. */
+static bool falls_through(const insn *in)
+{
+	return in->flow == FLOW_NEXT || in->flow == FLOW_CJUMP || in->flow == FLOW_SYSCALL ||
+	       in->flow == FLOW_CALL || in->flow == FLOW_ICALL;
+}
+
+/* The one jump into `a` when it is the only way in: no instruction falls
+ * through to it, it is not the routine's entry, a table's target, a
+ * target seen at run time or an address the program takes as a value,
+ * and exactly one decoded jump goes there.  Its index, or -1. */
+static int sole_branch_into(const rbuild *rb, uint64_t a)
+{
+	const program *p = rb->c->p;
+	uint32_t k;
+	if (a == rb->r->start || addrmap_get(&rb->c->taken, a, &k) ||
+	    (addrmap_get(&rb->ends, a, &k) && falls_through(&rb->insns.a[k])))
+		return -1;
+	for (size_t i = 0; i < rb->tables.n; i++)
+		for (size_t x = 0; x < rb->tables.a[i].n; x++)
+			if (rb->tables.a[i].t[x] == a)
+				return -1;
+	for (uint32_t i = 0; i < p->nhints; i++)
+		if (p->hints[i].to == a)
+			return -1;
+	int found = -1;
+	for (size_t i = 0; i < rb->insns.n; i++) {
+		const insn *in = &rb->insns.a[i];
+		if ((in->flow == FLOW_JUMP || in->flow == FLOW_CJUMP) && in->target == a) {
+			if (found >= 0)
+				return -1;
+			found = (int)i;
+		}
+	}
+	return found;
+}
+
+/* The straight-line window ending at the jump insns[idx], in order; with
+ * `via`, it goes on through one jump that is the only way into the code
+ * before it (`cmp ecx, 7; jbe L` and the table's jump after L: the bound
+ * is on the taken path), taken[] saying which conditional jumps the path
+ * takes and *via the address so entered (else 0). */
 static size_t jump_window(rbuild *rb, uint32_t idx, const insn *win[WINDOW],
-			  uint32_t widx[WINDOW])
+			  uint32_t widx[WINDOW], bool taken[WINDOW], uint64_t *via)
 {
 	size_t n = 0;
 	uint32_t i = idx, k;
+	bool cross = via != NULL;
+	if (via)
+		*via = 0;
+	taken[n] = false;
 	widx[n] = idx;
 	win[n++] = &rb->insns.a[idx];
-	while (n < WINDOW && addrmap_get(&rb->ends, rb->insns.a[i].addr, &k)) {
-		uint8_t f = rb->insns.a[k].flow;
-		if (f != FLOW_NEXT && f != FLOW_CJUMP && f != FLOW_SYSCALL)
+	while (n < WINDOW) {
+		uint64_t a = rb->insns.a[i].addr;
+		int j;
+		uint8_t f = addrmap_get(&rb->ends, a, &k) ? rb->insns.a[k].flow : FLOW_JUMP;
+		if (f == FLOW_NEXT || f == FLOW_CJUMP || f == FLOW_SYSCALL) {
+			taken[n] = false;
+		} else if (cross && (j = sole_branch_into(rb, a)) >= 0 &&
+			   rb->insns.a[j].flow == FLOW_CJUMP &&
+			   rb->insns.a[j].addr + rb->insns.a[j].len != a) {
+			cross = false;
+			*via = a;
+			k = (uint32_t)j;
+			taken[n] = true;
+		} else {
 			break;
+		}
 		widx[n] = k;
 		win[n++] = &rb->insns.a[k];
 		i = k;
@@ -166,20 +224,29 @@ static size_t jump_window(rbuild *rb, uint32_t idx, const insn *win[WINDOW],
 		uint32_t w = widx[x];
 		widx[x] = widx[n - 1 - x];
 		widx[n - 1 - x] = w;
+		bool t = taken[x];
+		taken[x] = taken[n - 1 - x];
+		taken[n - 1 - x] = t;
 	}
 	return n;
 }
 
+/* `rc` NULL: the first try, while the routine is being decoded: the
+ * window stays in straight-line code (other ways in may not be decoded
+ * yet); later ones may cross a jump (jump_window). */
 static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hints)
 {
 	const insn *win[WINDOW];
 	uint32_t widx[WINDOW];
-	size_t n = jump_window(rb, idx, win, widx);
+	bool taken[WINDOW];
+	uint64_t via = 0;
+	size_t n = jump_window(rb, idx, win, widx, taken, rc ? &via : NULL);
 	uint64_t *t = NULL;
-	size_t nt = jt_resolve(&rb->c->p->bin, win, n, rc ? &rc[widx[0]] : NULL, hints, &t);
+	size_t nt = jt_resolve(&rb->c->p->bin, win, taken, n, rc ? &rc[widx[0]] : NULL,
+			       hints, &t);
 	if (!nt)
 		return false;
-	jtable jt = { rb->insns.a[idx].addr, t, nt, false };
+	jtable jt = { rb->insns.a[idx].addr, t, nt, false, via };
 	vec_push(rb->tables, jt);
 	for (size_t x = 0; x < nt; x++)
 		if (!leaves_routine(rb, t[x]))
@@ -471,6 +538,11 @@ static void add_taken_targets(rbuild *rb)
 static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 {
 	bool any = false;
+	/* the constants that reach each jump's window (a table base set
+	 * before it, beyond the window) */
+	jt_code c = { .insns = rb->insns.a, .n = rb->insns.n, .start = rb->r->start,
+		      .index_of = rb_index_of, .table_of = rb_table_of, .ctx = rb };
+	regconst *rc = regconst_solve(&c);
 	size_t done = rb->guess_at.n;
 	for (size_t i = 0; i < rb->pending.n; i++) {
 		uint32_t idx = rb->pending.a[i], one;
@@ -481,9 +553,12 @@ static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 			continue;
 		const insn *win[WINDOW];
 		uint32_t widx[WINDOW];
-		size_t n = jump_window(rb, idx, win, widx);
+		bool taken[WINDOW];
+		size_t n = jump_window(rb, idx, win, widx, taken, NULL);
 		uint64_t *t = NULL;
-		size_t nt = jt_unbounded(&rb->c->p->bin, win, n, NULL, lo, hi, &t);
+		/* (instructions decoded since have no state in rc) */
+		size_t nt = jt_unbounded(&rb->c->p->bin, win, taken, n,
+					 widx[0] < c.n ? &rc[widx[0]] : NULL, lo, hi, &t);
 		for (size_t k = 0; k < nt; k++) {
 			if (leaves_routine(rb, t[k]) || guess_conflicts(rb, t[k]))
 				continue;
@@ -497,6 +572,7 @@ static bool table_guess_round(rbuild *rb, uint64_t lo, uint64_t hi)
 		}
 		free(t);
 	}
+	free(rc);
 	return any;
 }
 
@@ -537,9 +613,21 @@ static void record_guesses(rbuild *rb)
 			if (rb->guess_at.a[k] == at && !dup && !splits_insn(rb, g))
 				vec_push(t, g);
 		}
-		jtable jt = { at, t.a, t.n, true };
+		jtable jt = { at, t.a, t.n, true, 0 };
 		vec_push(rb->tables, jt);
 	}
+}
+
+/* A table resolved through a jump that was then the only way into the
+ * code before the table's jump keeps its bound only if it still is, the
+ * routine decoded: else its targets are possible ones only. */
+static void check_via(rbuild *rb)
+{
+	for (size_t i = 0; i < rb->tables.n; i++)
+		if (rb->tables.a[i].via && sole_branch_into(rb, rb->tables.a[i].via) < 0) {
+			rb->tables.a[i].guess = true;
+			rb->tables.a[i].via = 0;
+		}
 }
 
 static void add_succ(routine *r, uint32_t from, uint64_t to)
@@ -740,6 +828,7 @@ static void build_routine(cfg_ctx *c, routine *r, uint64_t start)
 	add_taken_targets(&rb);
 	add_table_guesses(&rb);
 	record_guesses(&rb);
+	check_via(&rb);
 
 	if (rb.insns.n)
 		qsort(rb.insns.a, rb.insns.n, sizeof *rb.insns.a, cmp_insn);
@@ -988,6 +1077,58 @@ static bool collect_taken(cfg_ctx *c, const routine *rs, size_t nr)
 	return any;
 }
 
+static bool in_function_symbol(const binary *b, uint64_t a)
+{
+	for (size_t i = 0; i < b->nfuncs; i++)
+		if (a >= b->funcs[i].addr && a < b->funcs[i].addr + b->funcs[i].size)
+			return true;
+	return false;
+}
+
+/* A code address a rip-relative lea computes, outside every routine, FDE
+ * and function symbol, and never read or written as data by a
+ * rip-relative operand, is a function the binary keeps no other record of
+ * (assembly without CFI in a stripped binary: zstd's Huffman decoding
+ * loops, called through a pointer): a routine of its own.  Else its code
+ * runs unseen, and called indirectly it looks external to the skeleton.
+ * Returns whether any was added. */
+static bool add_lea_functions(cfg_ctx *c, const routine *rs, size_t nr)
+{
+	const binary *b = &c->p->bin;
+	VEC(uint64_t) lea = {0}, data = {0};
+	for (size_t k = 0; k < nr; k++)
+		for (uint32_t i = 0; i < rs[k].ninsn; i++) {
+			const insn *in = &rs[k].insns[i];
+			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
+				if (in->mem[m].flags & MEM_RIPREL) {
+					if (in->op == OP_LEA)
+						vec_push(lea, (uint64_t)in->mem[m].disp);
+					else
+						vec_push(data, (uint64_t)in->mem[m].disp);
+				}
+		}
+	if (data.n)
+		qsort(data.a, data.n, sizeof *data.a, cmp_u64);
+	bool any = false;
+	for (size_t x = 0; x < lea.n; x++) {
+		uint64_t a = lea.a[x], lo, hi;
+		if (!cfg_is_code(b, a) || is_start(c, a) ||
+		    bsearch(&a, data.a, data.n, sizeof *data.a, cmp_u64) ||
+		    function_extent(b, a, &lo, &hi) || in_function_symbol(b, a))
+			continue;
+		bool inside = false;
+		for (size_t k = 0; k < nr && !inside; k++)
+			inside = cfg_block_of(&rs[k], a) >= 0;
+		if (inside)
+			continue;
+		add_start(c, a);
+		any = true;
+	}
+	free(lea.a);
+	free(data.a);
+	return any;
+}
+
 static int cmp_routine(const void *x, const void *y)
 {
 	const routine *a = x, *b = y;
@@ -1019,6 +1160,7 @@ void cfg_build(program *p)
 				add_start(&c, rs[i].callees[k]);
 		}
 		changed |= collect_taken(&c, rs, nr);
+		changed |= add_lea_functions(&c, rs, nr);
 		changed |= demote_cold_parts(&c, rs, nr);
 		changed |= add_clone_children(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {

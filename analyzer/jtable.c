@@ -52,6 +52,11 @@ typedef struct jt_state {
 	uint8_t cmp_size, low_cmp_reg;
 	int low_sym;
 	uint8_t low_reg, low_size;
+	/* 8-byte stack slots [rsp + disp] stored in the window (a table's
+	 * entry spilled and loaded back: perl's code around setjmp) */
+	int nslot;
+	int64_t slot_disp[8];
+	aval slot[8];
 } jt_state;
 
 
@@ -208,15 +213,18 @@ static void jt_load(jt_state *s, const binary *b, const insn *in, int dst,
 }
 
 /* An index bounded by `cmp x, imm; ja default` (we are on the fall-through
- * path) gets a symbol of its own, so later copies of it share the bound. */
-static void jt_bound(jt_state *s, const insn *in)
+ * path; or `jbe L`, taken) gets a symbol of its own, so later copies of it
+ * share the bound. */
+static void jt_bound(jt_state *s, const insn *in, bool taken)
 {
-	if (!s->cmp_valid || s->cmp_imm < 0)
+	if (!s->cmp_valid || s->cmp_imm < 0 || in->cond >= 16)
 		return;
+	/* the conditions pair up, each beside its negation */
+	uint8_t cond = taken ? in->cond ^ 1 : in->cond;
 	int64_t n;
-	if (in->cond == CC_A)
+	if (cond == CC_A)
 		n = s->cmp_imm + 1;
-	else if (in->cond == CC_AE)
+	else if (cond == CC_AE)
 		n = s->cmp_imm;
 	else
 		return;
@@ -255,8 +263,61 @@ static void jt_bound(jt_state *s, const insn *in)
 	s->bound = n;
 }
 
-static void jt_step(jt_state *s, const binary *b, const insn *in)
+static bool stack_slot(const mem_access *m)
 {
+	return m->base == R_SP && m->index == R_NONE && m->seg == SEG_NONE && !m->addr32;
+}
+
+/* Forgets the slots a write may change: those it overlaps on the stack,
+ * all of them when rsp moves or the write goes through another pointer. */
+static void slots_write(jt_state *s, const insn *in)
+{
+	if (in->writes & REG_BIT(R_SP)) {
+		s->nslot = 0;
+		return;
+	}
+	for (unsigned k = 0; k < in->nmem; k++) {
+		const mem_access *m = &in->mem[k];
+		if (!(m->kind & ACC_W))
+			continue;
+		if (!stack_slot(m)) {
+			s->nslot = 0;
+			return;
+		}
+		int kept = 0;
+		for (int x = 0; x < s->nslot; x++)
+			if (s->slot_disp[x] + 8 <= m->disp || m->disp + m->size <= s->slot_disp[x]) {
+				s->slot_disp[kept] = s->slot_disp[x];
+				s->slot[kept++] = s->slot[x];
+			}
+		s->nslot = kept;
+	}
+}
+
+static void jt_step(jt_state *s, const binary *b, const insn *in, bool taken)
+{
+	if (in->op == OP_MOV && in->nopd == 2 && in->opd[0].size == 8) {
+		const operand *o0 = &in->opd[0], *o1 = &in->opd[1];
+		if (o0->type == OPD_MEM && o1->type == OPD_REG && !o1->high8 &&
+		    stack_slot(&in->mem[o0->mem])) {
+			aval v = s->reg[o1->reg];
+			slots_write(s, in);
+			if (s->nslot < 8) {
+				s->slot_disp[s->nslot] = in->mem[o0->mem].disp;
+				s->slot[s->nslot++] = v;
+			}
+			return;
+		}
+		if (o0->type == OPD_REG && !o0->high8 && o1->type == OPD_MEM &&
+		    stack_slot(&in->mem[o1->mem]))
+			for (int x = 0; x < s->nslot; x++)
+				if (s->slot_disp[x] == in->mem[o1->mem].disp) {
+					jt_set(s, in, o0->reg, s->slot[x]);
+					return;
+				}
+	}
+	slots_write(s, in);
+
 	const operand *d = &in->opd[0], *src = &in->opd[1];
 	int dst = d->type == OPD_REG && !d->high8 ? d->reg : -1;
 	bool ok = false;
@@ -351,7 +412,7 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
 		}
 		break;
 	case OP_JCC:
-		jt_bound(s, in);
+		jt_bound(s, in, taken);
 		return;
 	case OP_NOP:
 		return;
@@ -365,8 +426,9 @@ static void jt_step(jt_state *s, const binary *b, const insn *in)
  * window[0..n) of instructions before it (window[n-1] is the jump).  Fills
  * targets; returns their number, 0 when not a recognised bounded table. */
 /* Interprets the window; false when the jump's target has no form. */
-static bool jt_target(const binary *b, const insn *const *window, size_t n,
-		      const regconst *at_start, bool use_hints, jt_state *out, aval *tout)
+static bool jt_target(const binary *b, const insn *const *window, const bool *taken,
+		      size_t n, const regconst *at_start, bool use_hints, jt_state *out,
+		      aval *tout)
 {
 	jt_state s = { .bound_sym = -1, .mem_sym = -1, .low_sym = -1, .low_reg = R_NONE };
 	for (int r = 0; r < 16; r++) {
@@ -378,7 +440,7 @@ static bool jt_target(const binary *b, const insn *const *window, size_t n,
 			s.reg[r] = av_fresh(&s);
 	}
 	for (size_t i = 0; i + 1 < n; i++)
-		jt_step(&s, b, window[i]);
+		jt_step(&s, b, window[i], taken && taken[i]);
 
 	const insn *j = window[n - 1];
 	aval t;
@@ -411,12 +473,13 @@ static bool jt_entry(const binary *b, const aval *t, int64_t k, uint64_t *target
 	return true;
 }
 
-size_t jt_unbounded(const binary *b, const insn *const *window, size_t n,
-		    const regconst *at_start, uint64_t lo, uint64_t hi, uint64_t **targets)
+size_t jt_unbounded(const binary *b, const insn *const *window, const bool *taken,
+		    size_t n, const regconst *at_start, uint64_t lo, uint64_t hi,
+		    uint64_t **targets)
 {
 	jt_state s;
 	aval t;
-	if (!jt_target(b, window, n, at_start, false, &s, &t) || t.kind != AV_LOAD ||
+	if (!jt_target(b, window, taken, n, at_start, false, &s, &t) || t.kind != AV_LOAD ||
 	    t.a != t.lsize || (t.lsize != 4 && t.lsize != 8) || !plausible_table(b, t.base))
 		return 0;
 	VEC(uint64_t) v = {0};
@@ -428,12 +491,12 @@ size_t jt_unbounded(const binary *b, const insn *const *window, size_t n,
 	return v.n;
 }
 
-size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
-		  const regconst *at_start, bool use_hints, uint64_t **targets)
+size_t jt_resolve(const binary *b, const insn *const *window, const bool *taken,
+		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets)
 {
 	jt_state s;
 	aval t;
-	if (!jt_target(b, window, n, at_start, use_hints, &s, &t))
+	if (!jt_target(b, window, taken, n, at_start, use_hints, &s, &t))
 		return 0;
 	if (t.kind != AV_LOAD || t.sym != s.bound_sym || s.bound <= 0 ||
 	    s.bound > 4096 || t.a != t.lsize || (t.lsize != 4 && t.lsize != 8))

@@ -34,19 +34,22 @@ typedef struct jt_code {
  * (the state before each instruction), to free(). */
 regconst *regconst_solve(const jt_code *c);
 
-/* The jump table of the indirect jump window[n-1], from the straight-line
- * window[0..n) before it and the registers known at window[0] (may be
- * NULL; with use_hints, a varying register's hint is taken as its value).  Returns the number of targets (malloc'd into *targets), 0 when
- * no bounded table is recognised. */
-size_t jt_resolve(const binary *b, const insn *const *window, size_t n,
-		  const regconst *at_start, bool use_hints, uint64_t **targets);
+/* The jump table of the indirect jump window[n-1], from the path
+ * window[0..n) before it (taken[i]: the path takes the conditional jump
+ * window[i]; taken may be NULL: none is taken) and the registers known at
+ * window[0] (may be NULL; with use_hints, a varying register's hint is
+ * taken as its value).  Returns the number of targets (malloc'd into
+ * *targets), 0 when no bounded table is recognised. */
+size_t jt_resolve(const binary *b, const insn *const *window, const bool *taken,
+		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets);
 
 /* A table whose index bound the window does not show (the compare is in
  * another block): its entries from the first on, while each is a code
  * address in [lo, hi) (the function's extent), at most 1024.  Possible
  * targets only: the recorded target of every indirect jump is checked. */
-size_t jt_unbounded(const binary *b, const insn *const *window, size_t n,
-		    const regconst *at_start, uint64_t lo, uint64_t hi, uint64_t **targets);
+size_t jt_unbounded(const binary *b, const insn *const *window, const bool *taken,
+		    size_t n, const regconst *at_start, uint64_t lo, uint64_t hi,
+		    uint64_t **targets);
 
 /* Executable, outside the PLT (cfg.c). */
 bool cfg_is_code(const binary *b, uint64_t a);

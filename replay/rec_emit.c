@@ -501,6 +501,13 @@ static int rec_is_jrcxz(const rec_insn *x)
 	       x->in.mnemonic == ZYDIS_MNEMONIC_JECXZ;
 }
 
+static int rec_is_loop(const rec_insn *x)
+{
+	return x->in.mnemonic == ZYDIS_MNEMONIC_LOOP ||
+	       x->in.mnemonic == ZYDIS_MNEMONIC_LOOPE ||
+	       x->in.mnemonic == ZYDIS_MNEMONIC_LOOPNE;
+}
+
 static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 {
 	const ZydisDecodedOperand *o;
@@ -535,6 +542,19 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 			rec_b1(e, (uint8_t)(0x90 | cc));
 			rec_b1(e, 0xc0);
 			rec_b(e, "\x0f\xb6\xc0", 3);	/* movzx eax, al */
+			return 0;
+		}
+		if (rec_is_loop(x)) {
+			/* mov eax,1; loop(|e|ne) +5; mov eax,0; lea rcx,[rcx+1]:
+			 * the loop itself decides, on a copy of rcx it then
+			 * puts back, and no flag is touched.  With ecx as the
+			 * counter (0x67) rcx's upper half is not restored so. */
+			if (x->in.address_width != 64)
+				return -1;
+			rec_b(e, "\xb8\x01\0\0\0", 5);
+			rec_b1(e, x->in.opcode);	/* e0 loopne, e1 loope, e2 loop */
+			rec_b(e, "\x05\xb8\0\0\0\0", 6);
+			rec_b(e, "\x48\x8d\x49\x01", 4);
 			return 0;
 		}
 		if (!rec_is_jrcxz(x))

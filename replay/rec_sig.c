@@ -347,15 +347,39 @@ REC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /* glibc's signal() has BSD semantics and calls sigaction internally,
- * where the interposition above does not see it. */
-REC_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+ * where the interposition above does not see it; so do bsd_signal() and
+ * the System V one, which is what `signal` means in a program compiled
+ * for strict ISO C (-std=c99: the header renames it __sysv_signal; zstd
+ * installs its SIGSEGV handler so, and the first full buffer killed it). */
+static __sighandler_t rec_signal(int sig, __sighandler_t h, int flags, int self)
 {
-	struct sigaction a = { .sa_handler = h, .sa_flags = SA_RESTART }, o;
+	struct sigaction a = { .sa_handler = h, .sa_flags = flags }, o;
 	sigemptyset(&a.sa_mask);
-	if (sig > 0 && sig < NSIG)
+	if (self && sig > 0 && sig < NSIG)
 		sigaddset(&a.sa_mask, sig);
 	if (sigaction(sig, &a, &o))
 		return SIG_ERR;
 	return o.sa_handler;
+}
+
+REC_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+{
+	return rec_signal(sig, h, SA_RESTART, 1);
+}
+
+REC_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t h)
+{
+	return rec_signal(sig, h, SA_RESTART, 1);
+}
+
+/* glibc: one-shot, not masked while it runs, system calls interrupted */
+REC_EXPORT __sighandler_t __sysv_signal(int sig, __sighandler_t h)
+{
+	return rec_signal(sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+REC_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t h)
+{
+	return rec_signal(sig, h, SA_RESETHAND | SA_NODEFER, 0);
 }
 

@@ -12,12 +12,16 @@
 #   coldsplit a jump table into gcc's cold part of a stripped function,
 #            non-PIE (absolute table: the cold part a routine of its own,
 #            tail-called through the table) and PIE (offsets: merged back)
+#   loopcc   loopne and loope whose ZF comes from loaded data: recorded
+#            outcomes (the recorder refused to patch them)
+#   asmfn    a function with no symbol and no CFI whose address a lea
+#            takes, called through a pointer: its accesses were missing
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
 fails=0
-for k in repcmps btreg callmem andzero sharedcode locked; do
+for k in repcmps btreg callmem andzero sharedcode locked loopcc asmfn; do
 	${CC:-gcc} -O2 -o "$tmp/$k" "tests/$k.c" || { echo "FAIL: cannot build tests/$k.c"; fails=$((fails+1)); continue; }
 	if ./skel check -- "$tmp/$k" >/dev/null 2>"$tmp/err"; then
 		echo "$k: $(grep '^check:' "$tmp/err")"

@@ -499,6 +499,123 @@ static void test_jump_table_into_cold_part(void **state)
 	}
 }
 
+/* Two switches whose bounds are checked on the taken side of a jump into
+ * the table's block (`cmp $7, %rdi; jbe L`, L the only way into the table's
+ * block), with their tables side by side (zstd's bit readers, perl's
+ * Perl_scalar): each table is resolved with its eight cases.  Unbounded,
+ * the first table's scan ran into the second, whose entries made a case
+ * inside an instruction (a `loope` the recorder refused to patch). */
+static void test_table_bound_on_taken_jump(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"__asm__(\".text\\n .globl twotab\\n .type twotab, @function\\n\"\n"
+		"\"twotab: test %rsi, %rsi\\n jnz 3f\\n cmp $7, %rdi\\n jbe 1f\\n\"\n"
+		"\"0: xor %eax, %eax\\n ret\\n\"\n"
+		"\"3: cmp $7, %rdi\\n jbe 2f\\n jmp 0b\\n\"\n"
+		"\"1: lea T1(%rip), %rdx\\n movslq (%rdx,%rdi,4), %rax\\n add %rdx, %rax\\n jmp *%rax\\n\"\n"
+		"\"2: lea T2(%rip), %rdx\\n movslq (%rdx,%rdi,4), %rax\\n add %rdx, %rax\\n jmp *%rax\\n\"\n"
+		"\"c0: mov $10, %eax\\n ret\\n\"\n"
+		"\"c1: mov $11, %eax\\n ret\\n\"\n"
+		"\"c2: mov $12, %eax\\n ret\\n\"\n"
+		"\"c3: mov $13, %eax\\n ret\\n\"\n"
+		"\"c4: mov $14, %eax\\n ret\\n\"\n"
+		"\"c5: mov $15, %eax\\n ret\\n\"\n"
+		"\"c6: mov $16, %eax\\n ret\\n\"\n"
+		"\"c7: mov $17, %eax\\n ret\\n\"\n"
+		"\"d0: mov $20, %eax\\n ret\\n\"\n"
+		"\"d1: mov $21, %eax\\n ret\\n\"\n"
+		"\"d2: mov $22, %eax\\n ret\\n\"\n"
+		"\"d3: mov $23, %eax\\n ret\\n\"\n"
+		"\"d4: mov $24, %eax\\n ret\\n\"\n"
+		"\"d5: mov $25, %eax\\n ret\\n\"\n"
+		"\"d6: mov $26, %eax\\n ret\\n\"\n"
+		"\"d7: mov $27, %eax\\n ret\\n\"\n"
+		"\" .size twotab, . - twotab\\n .section .rodata\\n .p2align 2\\n\"\n"
+		"\"T1: .long c0 - T1, c1 - T1, c2 - T1, c3 - T1, c4 - T1, c5 - T1, c6 - T1, c7 - T1\\n\"\n"
+		"\"T2: .long d0 - T2, d1 - T2, d2 - T2, d3 - T2, d4 - T2, d5 - T2, d6 - T2, d7 - T2\\n\"\n"
+		"\" .text\\n\");\n"
+		"long twotab(long, long);\n"
+		"int main(int argc, char **argv) { (void)argv; return (int)twotab(argc, argc & 1); }\n";
+	const char *c = temp_file(src, sizeof src - 1);
+	char cpath[80], bin[80], cmd[400];
+	snprintf(cpath, sizeof cpath, "%s.c", c);
+	snprintf(bin, sizeof bin, "%s.bin", c);
+	assert_int_equal(rename(c, cpath), 0);
+	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
+	assert_int_equal(system(cmd), 0);
+	program *p = load(bin);
+	routine *r = program_routine_named(p, "twotab");
+	assert_non_null(r);
+	int tables = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		if (bl->flags & BLK_IJUMP)
+			fail_msg("twotab: indirect jump at block 0x%llx unresolved",
+				 (unsigned long long)bl->start);
+		if (bl->flags & BLK_JUMPTABLE) {
+			tables++;
+			assert_int_equal(bl->nsucc, 8);
+		}
+	}
+	assert_int_equal(tables, 2);
+	for (uint32_t n = 1; n < r->ninsn; n++)
+		if (r->insns[n - 1].addr + r->insns[n - 1].len > r->insns[n].addr)
+			fail_msg("twotab: instruction 0x%llx decoded inside 0x%llx",
+				 (unsigned long long)r->insns[n].addr,
+				 (unsigned long long)r->insns[n - 1].addr);
+	program_free(p);
+	unlink(cpath);
+	unlink(bin);
+}
+
+/* A switch whose index comes in as an argument (no bound in the routine)
+ * and whose table entry goes through a stack slot before the jump (perl's
+ * code around setjmp): the cases are guessed from the table, as far as
+ * they are code of the function; without the slot they were none, and
+ * the replay stopped at the first case it met. */
+static void test_table_entry_through_stack_slot(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"__asm__(\".text\\n .globl spilled\\n .type spilled, @function\\n\"\n"
+		"\"spilled: sub $24, %rsp\\n lea T3(%rip), %rdx\\n movslq (%rdx,%rdi,4), %rax\\n\"\n"
+		"\" mov %rax, 8(%rsp)\\n mov $0, %rax\\n mov 8(%rsp), %rsi\\n\"\n"
+		"\" lea T3(%rip), %rax\\n add %rsi, %rax\\n add $24, %rsp\\n jmp *%rax\\n\"\n"
+		"\"e0: mov $30, %eax\\n ret\\n\"\n"
+		"\"e1: mov $31, %eax\\n ret\\n\"\n"
+		"\"e2: mov $32, %eax\\n ret\\n\"\n"
+		"\"e3: mov $33, %eax\\n ret\\n\"\n"
+		"\" .size spilled, . - spilled\\n .section .rodata\\n .p2align 2\\n\"\n"
+		"\"T3: .long e0 - T3, e1 - T3, e2 - T3, e3 - T3\\n .text\\n\");\n"
+		"long spilled(long);\n"
+		"int main(int argc, char **argv) { (void)argv; return (int)spilled(argc & 3); }\n";
+	const char *c = temp_file(src, sizeof src - 1);
+	char cpath[80], bin[80], cmd[400];
+	snprintf(cpath, sizeof cpath, "%s.c", c);
+	snprintf(bin, sizeof bin, "%s.bin", c);
+	assert_int_equal(rename(c, cpath), 0);
+	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
+	assert_int_equal(system(cmd), 0);
+	program *p = load(bin);
+	routine *r = program_routine_named(p, "spilled");
+	assert_non_null(r);
+	int jumps = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		if (!(bl->flags & (BLK_IJUMP | BLK_JUMPTABLE)))
+			continue;
+		jumps++;
+		if (bl->nsucc != 4)
+			fail_msg("spilled: the jump at block 0x%llx has %u targets, expected 4",
+				 (unsigned long long)bl->start, bl->nsucc);
+	}
+	assert_int_equal(jumps, 1);
+	program_free(p);
+	unlink(cpath);
+	unlink(bin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +631,8 @@ int main(void)
 		cmocka_unit_test(test_constant_inside_insn_no_label),
 		cmocka_unit_test(test_call_clobbers_what_the_callee_writes),
 		cmocka_unit_test(test_jump_table_into_cold_part),
+		cmocka_unit_test(test_table_bound_on_taken_jump),
+		cmocka_unit_test(test_table_entry_through_stack_slot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

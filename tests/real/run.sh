@@ -28,7 +28,8 @@ unset LANG LANGUAGE SKEL_VERBOSE SKEL_KEEP
 
 ALL="cat head tail cut uniq sort tr wc od base64 md5sum sha256sum date ls env
 comm join paste fold nl expand seq printf split tac du stat grep sed awk gzip
-gunzip bzip2 xz tar diff cmp find sqlite3 make python3"
+gunzip bzip2 xz tar diff cmp find sqlite3 make python3 zstd unzstd perl bash
+dash factor tsort ptx readelf dd"
 
 # spec NAME: sets `in` (stdin) and `cmd` (an sh word list, eval'd).  The
 # paths are relative to the work directory, which every run has as cwd.
@@ -85,6 +86,19 @@ spec() {
 for i in range(3000):
     s += i * i % 7
 print(s)'" ;;
+	# zstd's bit readers bound their jump tables on the taken side of a
+	# jump; its Huffman loops are assembly without CFI, called through a
+	# pointer; it sets its SIGSEGV handler with __sysv_signal (-std=c99)
+	zstd)	cmd='/usr/bin/zstd -c -3 -T1 in/text-3k.txt' ;;
+	unzstd)	cmd='/usr/bin/zstd -dc in/text-3k.zst' ;;
+	perl)	cmd="/usr/bin/perl -e 'my %h; for my \$i (1..300) { \$h{\$i % 97} += \$i * \$i } print join(\",\", map { \"\$_=\$h{\$_}\" } sort { \$a <=> \$b } keys %h), \"\\n\"'" ;;
+	bash)	cmd="/usr/bin/bash -c 's=0; for ((i=0;i<60;i++)); do s=\$((s+i*i%13)); done; a=(x y z); echo \$s \${a[1]} \${#a[@]}'" ;;
+	dash)	cmd="/usr/bin/dash -c 'i=0; s=0; while [ \$i -lt 60 ]; do s=\$((s+i%7)); i=\$((i+1)); done; echo \$s'" ;;
+	factor)	cmd='/usr/bin/factor'; in=in/nums.txt ;;
+	tsort)	cmd='/usr/bin/tsort in/pairs.txt' ;;
+	ptx)	cmd='/usr/bin/ptx in/tree/src/lib/vec.c' ;;
+	readelf) cmd='/usr/bin/readelf -hlS -s /usr/bin/true' ;;
+	dd)	cmd='/usr/bin/dd if=in/text-1k.txt bs=1000 count=20 conv=ucase,swab status=none' ;;
 	*)	return 1 ;;
 	esac
 }
@@ -135,6 +149,15 @@ make_inputs() {
 	rm -f "$d/bin.esc"
 	gzip -c -n "$d/text.txt" >"$d/text.gz"
 	head -1000 "$d/text.txt" >"$d/text-1k.txt"
+	head -c 3000 "$d/text.txt" >"$d/text-3k.txt"
+	zstd -q -c "$d/text-3k.txt" >"$d/text-3k.zst"
+	# tsort: 400 edges among 190 names, no cycle (each to a later name)
+	$AWK 'BEGIN { x = 5; for (i = 0; i < 400; i++) {
+		x = (x * 16807) % 2147483647; a = x % 150; x = (x * 16807) % 2147483647
+		printf "n%03d n%03d\n", a, a + 1 + x % 40 } }' >"$d/pairs.txt"
+	# factor: 60 numbers below 2^31
+	$AWK 'BEGIN { x = 9; for (i = 0; i < 60; i++) {
+		x = (x * 16807) % 2147483647; print x } }' >"$d/nums.txt"
 	seed=100
 	for f in main util parse; do
 		seed=$((seed + 101))
