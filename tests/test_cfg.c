@@ -337,6 +337,29 @@ static void test_possible_entries_start_blocks(void **state)
  * (python3's PyObject_Free had one): the constant is no label, and no
  * instruction may be decoded from it (patching such overlapping code
  * broke python3 with SIGSEGV). */
+/* Compiles the C source src with gcc and `flags` into a temporary
+ * program and loads it; cpath and bin receive the files' names
+ * (drop_program removes them). */
+static program *build_and_load(const char *src, size_t n, const char *flags,
+			       char cpath[80], char bin[80])
+{
+	const char *c = temp_file(src, n);
+	char cmd[400];
+	snprintf(cpath, 80, "%s.c", c);
+	snprintf(bin, 80, "%s.bin", c);
+	assert_int_equal(rename(c, cpath), 0);
+	snprintf(cmd, sizeof cmd, "gcc %s -o %s %s", flags, bin, cpath);
+	assert_int_equal(system(cmd), 0);
+	return load(bin);
+}
+
+static void drop_program(program *p, const char *cpath, const char *bin)
+{
+	program_free(p);
+	unlink(cpath);
+	unlink(bin);
+}
+
 static void test_constant_inside_insn_no_label(void **state)
 {
 	(void)state;
@@ -352,14 +375,8 @@ static void test_constant_inside_insn_no_label(void **state)
 		"  \"1: mov %1, %0\\n\"\n"
 		"  : \"=r\"(r) : \"r\"((long)argc) : \"rax\", \"rdx\", \"cc\");\n"
 		"  return (int)r; }\n";
-	const char *c = temp_file(src, sizeof src - 1);
-	char cpath[80], bin[80], cmd[400];
-	snprintf(cpath, sizeof cpath, "%s.c", c);
-	snprintf(bin, sizeof bin, "%s.bin", c);
-	assert_int_equal(rename(c, cpath), 0);
-	snprintf(cmd, sizeof cmd, "gcc -O1 -no-pie -fno-pie -o %s %s", bin, cpath);
-	assert_int_equal(system(cmd), 0);
-	program *p = load(bin);
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O1 -no-pie -fno-pie", cpath, bin);
 	bool found = false;
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
@@ -373,9 +390,7 @@ static void test_constant_inside_insn_no_label(void **state)
 					 (unsigned long long)r->insns[n - 1].addr);
 	}
 	assert_true(found);
-	program_free(p);
-	unlink(cpath);
-	unlink(bin);
+	drop_program(p, cpath, bin);
 }
 
 /* The registers a direct call may change (clobber.c): only what the
@@ -400,14 +415,8 @@ static void test_call_clobbers_what_the_callee_writes(void **state)
 		" call calls_out\\n call through_ptr\\n pop %rbx\\n ret\\n\");\n"
 		"void caller(void);\n"
 		"int main(int argc, char **argv) { (void)argv; if (argc > 5) caller(); return 0; }\n";
-	const char *c = temp_file(src, sizeof src - 1);
-	char cpath[80], bin[80], cmd[400];
-	snprintf(cpath, sizeof cpath, "%s.c", c);
-	snprintf(bin, sizeof bin, "%s.bin", c);
-	assert_int_equal(rename(c, cpath), 0);
-	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
-	assert_int_equal(system(cmd), 0);
-	program *p = load(bin);
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O1", cpath, bin);
 	const routine *r = NULL;
 	for (uint32_t i = 0; i < p->nroutines; i++)
 		if (!strcmp(p->routines[i].name, "caller"))
@@ -430,9 +439,7 @@ static void test_call_clobbers_what_the_callee_writes(void **state)
 			n++;
 		}
 	assert_int_equal(n, 4);
-	program_free(p);
-	unlink(cpath);
-	unlink(bin);
+	drop_program(p, cpath, bin);
 }
 
 /* The address of symbol `name` in `bin`, from readelf; 0 if none. */
@@ -537,14 +544,8 @@ static void test_table_bound_on_taken_jump(void **state)
 		"\" .text\\n\");\n"
 		"long twotab(long, long);\n"
 		"int main(int argc, char **argv) { (void)argv; return (int)twotab(argc, argc & 1); }\n";
-	const char *c = temp_file(src, sizeof src - 1);
-	char cpath[80], bin[80], cmd[400];
-	snprintf(cpath, sizeof cpath, "%s.c", c);
-	snprintf(bin, sizeof bin, "%s.bin", c);
-	assert_int_equal(rename(c, cpath), 0);
-	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
-	assert_int_equal(system(cmd), 0);
-	program *p = load(bin);
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O1", cpath, bin);
 	routine *r = program_routine_named(p, "twotab");
 	assert_non_null(r);
 	int tables = 0;
@@ -564,9 +565,7 @@ static void test_table_bound_on_taken_jump(void **state)
 			fail_msg("twotab: instruction 0x%llx decoded inside 0x%llx",
 				 (unsigned long long)r->insns[n].addr,
 				 (unsigned long long)r->insns[n - 1].addr);
-	program_free(p);
-	unlink(cpath);
-	unlink(bin);
+	drop_program(p, cpath, bin);
 }
 
 /* A switch whose index comes in as an argument (no bound in the routine)
@@ -590,14 +589,8 @@ static void test_table_entry_through_stack_slot(void **state)
 		"\"T3: .long e0 - T3, e1 - T3, e2 - T3, e3 - T3\\n .text\\n\");\n"
 		"long spilled(long);\n"
 		"int main(int argc, char **argv) { (void)argv; return (int)spilled(argc & 3); }\n";
-	const char *c = temp_file(src, sizeof src - 1);
-	char cpath[80], bin[80], cmd[400];
-	snprintf(cpath, sizeof cpath, "%s.c", c);
-	snprintf(bin, sizeof bin, "%s.bin", c);
-	assert_int_equal(rename(c, cpath), 0);
-	snprintf(cmd, sizeof cmd, "gcc -O1 -o %s %s", bin, cpath);
-	assert_int_equal(system(cmd), 0);
-	program *p = load(bin);
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O1", cpath, bin);
 	routine *r = program_routine_named(p, "spilled");
 	assert_non_null(r);
 	int jumps = 0;
@@ -611,9 +604,7 @@ static void test_table_entry_through_stack_slot(void **state)
 				 (unsigned long long)bl->start, bl->nsucc);
 	}
 	assert_int_equal(jumps, 1);
-	program_free(p);
-	unlink(cpath);
-	unlink(bin);
+	drop_program(p, cpath, bin);
 }
 
 int main(void)
