@@ -389,12 +389,12 @@ static void rec_short(rec_emit *e, uint64_t minus)
 			     REC_TLS_DSLOT + 8 * (int32_t)(minus - REC_MINUS_DSLOT(0));
 		rec_fs(e, 0x8b, REC_RCX, at);
 		rec_fs(e, 0x89, REC_RAX, at);
-		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
-		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
 	} else if (minus) {
 		rec_b(e, "\x48\xb9", 2);		/* mov rcx, imm64 */
 		rec_reloc(e, REC_ABS64, e->len, minus);
 		rec_b(e, &minus, 8);
+	}
+	if (minus) {	/* rax - rcx, flag-free */
 		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
 		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
 	}
