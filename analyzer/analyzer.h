@@ -389,9 +389,11 @@ typedef struct program {
 	 * found (program_load_hints), sorted by `at` */
 	struct jump_hint *hints;
 	uint32_t nhints;
+	/* program_unreached's count and first address, set by program_load */
+	uint64_t unreached, unreached_first;
 } program;
 
-/* An indirect jump at `at` went to `to` (link-time addresses). */
+/* An indirect jump or call at `at` went to `to` (link-time addresses). */
 typedef struct jump_hint {
 	uint64_t at, to;
 } jump_hint;
@@ -411,6 +413,9 @@ routine *program_routine_at(const program *p, uint64_t start);
  * (clobber.c); program_load runs it. */
 void clobber_compute(program *p);
 routine *program_routine_named(program *p, const char *name);
+/* Code bytes no routine decoded, padding aside (program.c); the first at
+ * *first.  Indirect calls may reach them unseen: skelgen checks targets. */
+uint64_t program_unreached(const program *p, uint64_t *first);
 /* Whether addr is in p->entries. */
 bool program_is_entry(const program *p, uint64_t addr);
 

@@ -886,6 +886,8 @@ static bool routine_returns(const cfg_ctx *c, const routine *r)
 	return r->nblocks == 0;
 }
 
+static bool add_taken(cfg_ctx *c, uint64_t a);
+
 static void seed_starts(cfg_ctx *c)
 {
 	const binary *b = &c->p->bin;
@@ -908,28 +910,49 @@ static void seed_starts(cfg_ctx *c)
 	add_start(c, b->entry);
 	for (size_t i = 0; i < b->ninit_funcs; i++)
 		add_start(c, b->init_funcs[i]);
+	/* an indirect call seen at run time going where the analysis had no
+	 * routine (the skeleton checks such calls when the binary has code
+	 * outside every known function): a routine, its address taken */
+	for (uint32_t i = 0; i < c->p->nhints; i++) {
+		size_t avail;
+		const uint8_t *code = elf_code_at(b, c->p->hints[i].at, &avail);
+		insn in;
+		if (code && !decode_insn(code, avail, c->p->hints[i].at, &in) &&
+		    in.flow == FLOW_ICALL) {
+			add_start(c, c->p->hints[i].to);
+			add_taken(c, c->p->hints[i].to);
+		}
+	}
 }
 
 /* A soft start (an FDE only) that no one calls and exactly one routine
  * jumps to, directly or through a jump table (a switch whose rare case
  * gcc put first in the cold part), is that routine's cold part (gcc's
  * hot/cold splitting, which jumps back into its parent): it is merged
- * into the parent.  Returns whether anything was demoted. */
+ * into the parent.  Returns whether any start changed. */
 static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 {
 	bool any = false;
 	for (size_t s = 0; s < c->list.n; s++) {
-		if (!c->soft.a[s] || c->demoted.a[s] || c->list.a[s] == c->p->bin.entry)
+		if (!c->soft.a[s] || c->list.a[s] == c->p->bin.entry)
 			continue;
 		uint64_t a = c->list.a[s];
 		uint32_t one;
-		if (addrmap_get(&c->taken, a, &one))
-			continue; /* a cold part's address is never taken */
+		if (addrmap_get(&c->taken, a, &one)) {
+			/* a cold part's address is never taken */
+			any |= c->demoted.a[s];
+			c->demoted.a[s] = 0;
+			continue;
+		}
 		size_t jumpers = 0;
 		bool called = false;
 		for (size_t i = 0; i < nr && !called; i++) {
 			const routine *r = &rs[i];
 			bool jumps = false;
+			/* one demoted in this pass, merged into the start it
+			 * jumps to: two cold parts of each other stay apart */
+			if (c->demoted.a[i])
+				continue;
 			for (uint32_t k = 0; k < r->ncallees; k++)
 				called |= r->callees[k] == a;
 			for (uint32_t b = 0; b < r->nblocks; b++) {
@@ -938,10 +961,23 @@ static bool demote_cold_parts(cfg_ctx *c, routine *rs, size_t nr)
 				for (uint32_t k = 0; k < bl->ntails; k++)
 					jumps |= bl->tails[k] == a;
 			}
+			/* a start demoted in an earlier round is part of the
+			 * routine that reaches it */
+			if (c->demoted.a[s] && r->start != a) {
+				int x = cfg_block_of(r, a);
+				jumps |= x >= 0 && r->blocks[x].start == a;
+			}
 			jumpers += jumps;
 		}
-		if (!called && jumpers == 1) {
-			c->demoted.a[s] = 1;
+		/* decided again each round: an early round, which takes every
+		 * callee to return, sees a fall through after a call to a
+		 * noreturn function as a jump into the next function; once
+		 * that call is known not to return, nothing reaches it.  A
+		 * cold part merged into a parent may also be reached by the
+		 * parent's other cold parts: it stays merged */
+		uint8_t cold = !called && (jumpers == 1 || (c->demoted.a[s] && jumpers > 1));
+		if (cold != c->demoted.a[s]) {
+			c->demoted.a[s] = cold;
 			any = true;
 		}
 	}
@@ -1178,6 +1214,14 @@ void cfg_build(program *p)
 		if (nr != c.list.n)
 			changed = true;
 	}
+	/* still changing after the last round (never seen): the routines
+	 * are built once more as the last round left the starts */
+	if (changed)
+		for (size_t i = 0; i < nr; i++) {
+			routine_clear(&rs[i]);
+			if (!c.demoted.a[i])
+				build_routine(&c, &rs[i], c.list.a[i]);
+		}
 	size_t kept = 0;
 	for (size_t i = 0; i < nr; i++) {
 		rs[i].noreturn = c.noret[i];

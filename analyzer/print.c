@@ -170,6 +170,10 @@ void print_summary(FILE *f, const program *p)
 	fprintf(f, "summary: %u routines, %" PRIu64 " blocks, %" PRIu64 " instructions, %" PRIu64
 		" memory instructions, %" PRIu64 " loops, %" PRIu64 " irreducible loops, %" PRIu64
 		" unresolved indirect jumps, %" PRIu64 " jump tables resolved, %" PRIu64
-		" partial routines\n",
+		" partial routines",
 		p->nroutines, blocks, insns, mem, loops, irr, ij, jt, part);
+	if (p->unreached)
+		fprintf(f, ", %" PRIu64 " code bytes outside every known function (first 0x%"
+			PRIx64 ")", p->unreached, p->unreached_first);
+	fputc('\n', f);
 }

@@ -36,6 +36,7 @@ int program_load_hints(program *p, const char *path, const jump_hint *h, size_t 
 		loop_find(&p->routines[i]);
 	}
 	clobber_compute(p);
+	p->unreached = program_unreached(p, &p->unreached_first);
 	return 0;
 }
 
@@ -114,4 +115,61 @@ routine *program_routine_named(program *p, const char *name)
 		if (!strcmp(p->routines[i].name, name))
 			return &p->routines[i];
 	return NULL;
+}
+
+/* Code bytes of the executable sections (PLT stubs aside) that no routine
+ * decoded, outside every function the binary describes (FDE ranges,
+ * sized function symbols; code inside one is reached through its
+ * function's own jumps, which the skeleton checks), and that are not
+ * padding (zero bytes, int3, nops).  Control can reach them only through
+ * a pointer the analysis did not see; the first such address goes to
+ * *first (0 when none). */
+static void mark_seen(uint8_t *seen, const elf_section *sec, uint64_t lo, uint64_t hi)
+{
+	lo = lo > sec->addr ? lo : sec->addr;
+	hi = hi < sec->addr + sec->size ? hi : sec->addr + sec->size;
+	if (lo < hi)
+		memset(seen + (lo - sec->addr), 1, hi - lo);
+}
+
+uint64_t program_unreached(const program *p, uint64_t *first)
+{
+	uint64_t n = 0;
+	*first = 0;
+	for (size_t s = 0; s < p->bin.nsections; s++) {
+		const elf_section *sec = &p->bin.sections[s];
+		if (!sec->exec || !sec->data || !sec->size || !strncmp(sec->name, ".plt", 4))
+			continue;
+		uint8_t *seen = xcalloc(sec->size, 1);
+		for (size_t i = 0; i < p->bin.nfdes; i++)
+			mark_seen(seen, sec, p->bin.fde_starts[i], p->bin.fde_ends[i]);
+		for (size_t i = 0; i < p->bin.nfuncs; i++)
+			mark_seen(seen, sec, p->bin.funcs[i].addr,
+				  p->bin.funcs[i].addr + p->bin.funcs[i].size);
+		for (uint32_t i = 0; i < p->nroutines; i++) {
+			const routine *r = &p->routines[i];
+			for (uint32_t k = 0; k < r->ninsn; k++)
+				mark_seen(seen, sec, r->insns[k].addr,
+					  r->insns[k].addr + r->insns[k].len);
+		}
+		for (uint64_t o = 0; o < sec->size;) {
+			uint8_t b = sec->data[o];
+			if (seen[o] || b == 0x00 || b == 0xcc) {
+				o++;
+				continue;
+			}
+			insn in;
+			bool ok = !decode_insn(sec->data + o, sec->size - o, sec->addr + o, &in);
+			uint64_t len = ok ? in.len : 1;
+			if (!ok || in.op != OP_NOP) {
+				for (uint64_t a = o; a < o + len && a < sec->size && !seen[a]; a++)
+					n++;
+				if (!*first)
+					*first = sec->addr + o;
+			}
+			o += len;
+		}
+		free(seen);
+	}
+	return n;
 }

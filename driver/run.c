@@ -632,7 +632,7 @@ int load_analyzed(program *p, const char *app, const char *why, char err[ERR_LEN
 		fprintf(stderr, "skel: %s: %s (ignored)\n", path, herr);
 		n = 0;
 	} else if (n > 0) {
-		fprintf(stderr, "skel: %s: following %ld indirect-jump target%s seen at run time (%s)\n",
+		fprintf(stderr, "skel: %s: following %ld indirect jump or call target%s seen at run time (%s)\n",
 			why, n, n == 1 ? "" : "s", path);
 	}
 	int rc = program_load_hints(p, app, h, (size_t)n, err);
@@ -710,6 +710,11 @@ int cmd_gen(int argc, char **argv)
 			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
 			st.mem_insns, st.probes, st.direct,
 			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
+	if (rc == 0 && p.unreached)
+		fprintf(stderr, "skel: gen: %" PRIu64 " code bytes outside every known function "
+			"(first at 0x%" PRIx64 "): indirect calls record their destination, "
+			"and the replay stops at one into code not analyzed\n", p.unreached,
+			p.unreached_first);
 	if (rc == 0 && st.sliced_loops)
 		fprintf(stderr, "skel: gen: %u loops without data accesses are not replayed "
 			"(their branches not recorded; --no-slice keeps them)\n", st.sliced_loops);

@@ -486,12 +486,17 @@ static void select_probes(analysis *a, need_set *need)
 			vec_push(pr, p);
 		}
 	/* the skeleton follows a jump table by its recorded destination */
-	for (uint32_t b = 0; b < r->nblocks; b++)
-		if (r->blocks[b].flags & (BLK_JUMPTABLE | BLK_IJUMP)) {
-			probe p = { .kind = PR_TARGET,
-				    .insn = r->blocks[b].first + r->blocks[b].ninsn - 1 };
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		uint32_t last = r->blocks[b].first + r->blocks[b].ninsn - 1;
+		/* and checks an indirect call's destination where code outside
+		 * every known function exists, which such a call could reach
+		 * unseen (program_unreached) */
+		if (r->blocks[b].flags & (BLK_JUMPTABLE | BLK_IJUMP) ||
+		    (r->insns[last].flow == FLOW_ICALL && a->p->unreached)) {
+			probe p = { .kind = PR_TARGET, .insn = last };
 			vec_push(pr, p);
 		}
+	}
 	for (size_t i = 0; i < pr.n; i++) {
 		pr.a[i].depth = depth_of_block(r, block_of_insn(r, pr.a[i].insn));
 		bool innermost = false;

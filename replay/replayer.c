@@ -899,7 +899,11 @@ void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
 	longjmp(s->end, 2);
 }
 
-void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
+/* Whether `to`, where an indirect jump or call in t's module went, is
+ * somewhere the skeleton can follow: an analyzed routine's entry, another
+ * object (its entry word comes next if it has a skeleton), or outside the
+ * module's code. */
+static bool ijump_followed(const sk_thread *t, uint64_t to)
 {
 	const sk_module *m = t->mod;
 	if (m->entry_pcs) {
@@ -912,19 +916,23 @@ void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 				hi = mid;
 		}
 		if (lo < m->nentry_pcs && m->entry_pcs[lo] == to)
-			return;
+			return true;
 	}
-	/* into another object: its entry word comes next, if it has a
-	 * skeleton */
 	if (other_object(m, to + t->bias))
-		return;
+		return true;
 	bool inside = !m->code_ranges;
 	for (unsigned i = 0; !inside && i < m->ncode_ranges; i++)
 		inside = to >= m->code_ranges[2 * i] && to < m->code_ranges[2 * i + 1];
-	if (!inside)
-		return;
-	/* noted for the next analysis of this binary, in the cache where the
-	 * driver looks (run.c: load_analyzed), so the next run follows it */
+	return !inside;
+}
+
+/* Stops the replay at an indirect jump or call to code the analysis did
+ * not find, noting the target for the next analysis of this binary, in
+ * the cache where the driver looks (run.c: load_analyzed), so the next
+ * run follows it. */
+static void unfollowed(sk_thread *t, uint64_t pc, uint64_t to, const char *what)
+{
+	const sk_module *m = t->mod;
 	char path[4096];
 	const char *out = getenv("SKEL_TARGETS_OUT");
 	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
@@ -940,11 +948,25 @@ void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 	if (f) {
 		fprintf(f, "0x%" PRIx64 " 0x%" PRIx64 "\n", pc, to);
 		fclose(f);
-		fprintf(stderr, "skel: replay: target 0x%" PRIx64 " of the indirect jump at 0x%" PRIx64
+		fprintf(stderr, "skel: replay: target 0x%" PRIx64 " of the %s at 0x%" PRIx64
 			" noted in %s: the next `skel gen` or `skel trace` of this binary follows it\n",
-			to, pc, out);
+			to, what, pc, out);
 	}
-	sk_desync(t, pc, "indirect jump to a target the analysis did not find", to);
+	char why[96];
+	snprintf(why, sizeof why, "%s to a target the analysis did not find", what);
+	sk_desync(t, pc, why, to);
+}
+
+void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
+{
+	if (!ijump_followed(t, to))
+		unfollowed(t, pc, to, "indirect jump");
+}
+
+void sk_icall_check(sk_thread *t, uint64_t pc, uint64_t to)
+{
+	if (!ijump_followed(t, to))
+		unfollowed(t, pc, to, "indirect call");
 }
 
 /* The pc a crashed thread died at, when it lies in m (sk_crashed). */

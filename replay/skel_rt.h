@@ -79,6 +79,10 @@ void sk_module_dispatch(sk_thread *t, uint64_t word);
  * a routine entered by entry word, or code outside the analyzed program),
  * so the caller's dispatch loop goes on; stops the replay otherwise. */
 void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to);
+/* An indirect call's destination, recorded where the binary has code
+ * outside every known function: stops the replay, loud, when it is code
+ * the analysis did not find (whose accesses would be missing). */
+void sk_icall_check(sk_thread *t, uint64_t pc, uint64_t to);
 
 /* The next bit group: its word from the stream (format.h, PATCH_TBIT). */
 void sk_bits_refill(sk_thread *t);

@@ -630,6 +630,16 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 		"\t} }\n", r->insns[i].addr);
 }
 
+/* Whether insn i records its destination (an indirect call checked). */
+static bool has_target_probe(const rgen *g, uint32_t i)
+{
+	const analysis *a = &g->a;
+	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++)
+		if (a->probes[k].kind == PR_TARGET)
+			return true;
+	return false;
+}
+
 static void emit_terminator(rgen *g, uint32_t bi)
 {
 	const routine *r = g->r;
@@ -652,6 +662,9 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		return;
 	case FLOW_CALL:
 	case FLOW_ICALL:
+		if (in->flow == FLOW_ICALL && has_target_probe(g, i))
+			fprintf(f, "\tsk_icall_check(t, 0x%" PRIx64 "ull, TARGET(0x%" PRIx64
+				"ull));\n", in->addr, in->addr);
 		if (in->flow == FLOW_CALL && !call_needs_returned(g, b))
 			emit_call_analyzed(g, in->addr, in->target);
 		else

@@ -1,5 +1,6 @@
 /* Tests of routines, CFGs, dominators and loop nests on the samples. */
 #include "tests/testutil.h"
+#include <inttypes.h>
 #include <unistd.h>
 #include "analyzer/analyzer.h"
 
@@ -360,6 +361,42 @@ static void drop_program(program *p, const char *cpath, const char *bin)
 	unlink(bin);
 }
 
+/* A function nobody calls or references, right after a function whose
+ * last instruction calls a local function that never returns: the first
+ * round of the analysis takes every callee to return, falls through into
+ * the orphan and took it for a cold part of the caller; once the callee is
+ * known not to return, the orphan must be a routine again (its accesses
+ * were in no routine, and an indirect call to it would have been lost).
+ * Every FDE start is a routine or a block of one, and no code byte lies
+ * outside every known function. */
+static void test_orphan_after_noreturn_call_is_a_routine(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"#include <stdio.h>\n#include <stdlib.h>\n"
+		"__attribute__((noinline)) static void die(const char *m)\n"
+		"{ fputs(m, stderr); exit(2); }\n"
+		"__attribute__((noinline)) int checked(int x) { if (x < 0) die(\"neg\"); return x * 3; }\n"
+		"__attribute__((noinline, used)) static int orphan(int *p) { return p[0] + p[1]; }\n"
+		"int main(int argc, char **argv) { (void)argv; return checked(argc); }\n";
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O2 -s -fno-toplevel-reorder "
+				    "-fno-reorder-blocks-and-partition", cpath, bin);
+	assert_true(p->bin.nfdes >= 4);
+	for (size_t i = 0; i < p->bin.nfdes; i++) {
+		uint64_t a = p->bin.fde_starts[i];
+		bool found = program_routine_at(p, a) != NULL;
+		for (uint32_t k = 0; k < p->nroutines && !found; k++) {
+			int b = cfg_block_of(&p->routines[k], a);
+			found = b >= 0 && p->routines[k].blocks[b].start == a;
+		}
+		if (!found)
+			fail_msg("FDE start 0x%" PRIx64 " is in no routine", a);
+	}
+	assert_int_equal(p->unreached, 0);
+	drop_program(p, cpath, bin);
+}
+
 static void test_constant_inside_insn_no_label(void **state)
 {
 	(void)state;
@@ -619,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_table_base_from_reaching_constants),
 		cmocka_unit_test(test_debian_relative_tables_resolved),
 		cmocka_unit_test(test_possible_entries_start_blocks),
+		cmocka_unit_test(test_orphan_after_noreturn_call_is_a_routine),
 		cmocka_unit_test(test_constant_inside_insn_no_label),
 		cmocka_unit_test(test_call_clobbers_what_the_callee_writes),
 		cmocka_unit_test(test_jump_table_into_cold_part),
