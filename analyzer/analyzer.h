@@ -324,6 +324,9 @@ const char *cond_name(unsigned cc);
 #define BLK_HALT        0x0020 /* hlt/ud2/int3/invalid bytes */
 #define BLK_CALL        0x0040 /* ends with a (returning) call */
 #define BLK_ENTRY       0x0080
+#define BLK_SETJMP      0x0100 /* ends with a call to setjmp, whose return
+                                * address (end) is a routine start: a
+                                * longjmp comes back there */
 
 typedef struct block {
 	uint64_t start, end;        /* [start, end) */

@@ -53,6 +53,23 @@ static bool name_noreturn(const char *name)
 	return false;
 }
 
+/* Functions that return twice: a longjmp comes back to their return
+ * address, which is therefore a routine start (the skeleton restarts the
+ * code there, skel_rt.h: SK_SETJMP). */
+static const char *const setjmp_names[] = {
+	"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp",
+};
+
+static bool target_setjmp(const binary *b, uint64_t t)
+{
+	const char *names[2] = { elf_plt_name(b, t), elf_func_name(b, t) };
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; names[k] && i < sizeof setjmp_names / sizeof *setjmp_names; i++)
+			if (!strcmp(names[k], setjmp_names[i]))
+				return true;
+	return false;
+}
+
 static bool in_plt(const binary *b, uint64_t a)
 {
 	const elf_section *s = elf_section_at(b, a);
@@ -729,6 +746,8 @@ static void link_block(rbuild *rb, uint32_t bi)
 			b->flags |= BLK_NORETURN;
 		} else {
 			b->flags |= BLK_CALL;
+			if (last->flow == FLOW_CALL && target_setjmp(&rb->c->p->bin, last->target))
+				b->flags |= BLK_SETJMP;
 			if (!leaves_routine(rb, next))
 				add_succ(r, bi, next);
 		}
@@ -879,6 +898,9 @@ static bool routine_returns(const cfg_ctx *c, const routine *r)
 			return true;
 		if ((b->flags & BLK_TAILCALL) && !target_noreturn(c, b->call_target))
 			return true;
+		/* setjmp's return address is a routine of its own */
+		if ((b->flags & BLK_SETJMP) && !b->nsucc && !target_noreturn(c, b->end))
+			return true;
 		for (uint32_t k = 0; k < b->ntails; k++)
 			if (!target_noreturn(c, b->tails[k]))
 				return true;
@@ -1013,6 +1035,23 @@ static uint64_t clone_child(const routine *r, uint32_t k)
 			return in->addr + in->len;
 	}
 	return 0;
+}
+
+/* The return address of each call to setjmp: a routine start, its
+ * address taken (a longjmp's destination), entered by its entry word. */
+static bool add_setjmp_returns(cfg_ctx *c, const routine *rs, size_t nr)
+{
+	bool any = false;
+	for (size_t i = 0; i < nr; i++)
+		for (uint32_t k = 0; k < rs[i].nblocks; k++) {
+			const block *b = &rs[i].blocks[k];
+			if (!(b->flags & BLK_SETJMP) || is_start(c, b->end))
+				continue;
+			add_start(c, b->end);
+			add_taken(c, b->end);
+			any = true;
+		}
+	return any;
 }
 
 static bool add_clone_children(cfg_ctx *c, const routine *rs, size_t nr)
@@ -1199,6 +1238,7 @@ void cfg_build(program *p)
 		changed |= add_lea_functions(&c, rs, nr);
 		changed |= demote_cold_parts(&c, rs, nr);
 		changed |= add_clone_children(&c, rs, nr);
+		changed |= add_setjmp_returns(&c, rs, nr);
 		if (c.noret_cap < c.list.n) {
 			c.noret = xrealloc(c.noret, c.list.n);
 			memset(c.noret + c.noret_cap, 0, c.list.n - c.noret_cap);

@@ -984,8 +984,60 @@ static void module_enter(sk_thread *t, const sk_module *m)
 	t->crash_pc = crash_pc_in(t->sink, m);
 }
 
+void sk_setjmp_first(sk_thread *t, uint64_t pc, sk_resume *r)
+{
+	while (sk_peek_ctl(t) != r->word) {
+		if (sk_peek_ctl(t) == SK_RETURNED)
+			sk_desync(t, pc, "expected setjmp to return to the routine after it", SK_RETURNED);
+		t->depth++;
+		sk_dispatch(t, sk_ctl(t));
+		t->depth--;
+	}
+	(void)sk_ctl(t);
+	r->sp = SP();
+}
+
+void sk_setjmp_again(sk_thread *t, uint64_t pc, uint64_t word)
+{
+	if (!t->resume || t->resume->word != word)
+		sk_desync(t, pc, "setjmp again in a routine not entered through setjmp", word);
+	sk_setjmp_first(t, pc, t->resume);
+}
+
+void sk_resume_lost(sk_thread *t, uint64_t word)
+{
+	sk_desync(t, 0, "a longjmp to a setjmp the replay did not see (or code after a "
+		  "setjmp call entered otherwise)", word);
+}
+
+/* A routine entry word that is a live setjmp's (sk_resume): a longjmp.
+ * Unwinds the skeleton to that setjmp's frame; returns when it is none. */
+static void resume_longjmp(sk_thread *t, uint64_t word)
+{
+	sk_resume *r = t->resume;
+	while (r && r->word != word)
+		r = r->up;
+	if (!r)
+		return;
+	uint64_t sp = SP();
+	while (r && !(r->word == word && r->sp == sp))
+		r = r->up;
+	if (!r)
+		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "
+			  "(its rsp is recorded after the entry word)", sp);
+	t->resume = r;
+	t->mod = r->mod;
+	t->bias = r->bias;
+	t->mbits = r->mbits;
+	t->crash_pc = r->crash_pc;
+	t->depth = r->depth;
+	__builtin_longjmp(r->jb, 1);
+}
+
 void sk_dispatch(sk_thread *t, uint64_t word)
 {
+	if (t->resume)
+		resume_longjmp(t, word);
 	const sk_module *m = &mods[0];
 	if (SK_IS_ENTRY(word) && SK_ENTRY_OBJECT(word)) {
 		m = by_index[SK_ENTRY_OBJECT(word)];

@@ -49,9 +49,29 @@ struct sk_thread {
 	uint32_t depth;             /* skeleton call depth (for reports) */
 	uint64_t crash_pc;          /* link-time pc the thread died at, in the
 	                             * running object, or ~0 */
-	uint64_t dslot[16];         /* PATCH_DREG/DADDR (PATCH_DSLOTS); last,
-	                             * so modules compiled before it still fit */
+	uint64_t dslot[16];         /* PATCH_DREG/DADDR (PATCH_DSLOTS); after
+	                             * the fields above, so modules compiled
+	                             * before it still fit */
+	struct sk_resume *resume;   /* innermost live setjmp (SK_SETJMP) */
 };
+
+/* setjmp and longjmp.  The return address of a call to setjmp is a
+ * routine (R) of its own, whose entry probe records its entry word and
+ * then rsp each time control gets there: setjmp's first return and every
+ * longjmp to it.  The calling routine's skeleton keeps an sk_resume for
+ * it in its frame and calls r_R; a longjmp shows as R's entry word where
+ * the skeleton waits for a control word (the longjmp's external call):
+ * sk_dispatch finds the sk_resume with that word and rsp and unwinds the
+ * skeleton's own frames to it, which calls r_R again. */
+typedef struct sk_resume {
+	void *jb[5];                /* __builtin_setjmp's buffer */
+	uint64_t word;              /* R's entry word (object bits included) */
+	uint64_t sp;                /* the program's rsp at R */
+	struct sk_resume *up;
+	const sk_module *mod;       /* the thread's state to restore */
+	uint64_t bias, mbits, crash_pc;
+	uint32_t depth;
+} sk_resume;
 
 /* Out of words (sk_in's slow path).  Online (skel run) the replayer waits
  * for the next words, points t->w/t->end at them and returns the first
@@ -189,6 +209,41 @@ static inline void sk_external(sk_thread *t)
 		t->depth--;
 	}
 }
+
+/* setjmp's first return: the words up to R's entry word (those of an
+ * analyzed setjmp, in a whole-process trace), then the rsp recorded at R
+ * into r. */
+void sk_setjmp_first(sk_thread *t, uint64_t pc, sk_resume *r);
+/* setjmp called again in the routine R it returns to (a loop): R's
+ * sk_resume is the innermost; the skeleton then restarts R. */
+void sk_setjmp_again(sk_thread *t, uint64_t pc, uint64_t word);
+/* R entered other than by setjmp's return through an sk_resume: a
+ * longjmp to a setjmp the replay did not see.  Does not return. */
+void sk_resume_lost(sk_thread *t, uint64_t word);
+
+static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
+{
+	r->word = word;
+	r->sp = 0;
+	r->up = t->resume;
+	r->mod = t->mod;
+	r->bias = t->bias;
+	r->mbits = t->mbits;
+	r->crash_pc = t->crash_pc;
+	r->depth = t->depth;
+	t->resume = r;
+}
+
+/* A call to setjmp at pc returning to routine id, fn = r_<id>: runs R
+ * after the first return and again after each longjmp to it. */
+#define SK_SETJMP(pc, id, fn) do {						\
+	sk_resume r_;								\
+	sk_resume_push(t, &r_, SK_ENTRY(id) + t->mbits);			\
+	if (!__builtin_setjmp(r_.jb))						\
+		sk_setjmp_first(t, (pc), &r_);					\
+	fn(t);									\
+	t->resume = r_.up;							\
+} while (0)
 
 static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
 {

@@ -28,7 +28,9 @@ typedef struct gen {
 	 * recorded at every entry. */
 	uint8_t *internal;
 	uint32_t *entry_mask;   /* per routine: entry values its skeleton uses */
+	uint8_t *resume;        /* per routine: a setjmp call's return address */
 	addrmap shared;         /* instructions in more than one routine */
+	addrmap bstarts;        /* every routine's block starts */
 	/* Their probes: the union of what each of those routines needs,
 	 * written to the patch once, read by every routine's skeleton in the
 	 * same order (unneeded words are read and dropped). */
@@ -201,6 +203,24 @@ static void probe_region(const rgen *g, uint32_t i, uint64_t *start, uint64_t *e
 	for (x = b; falls_only_into(g->g, r, x, cfg_block_of(r, r->blocks[x].end));)
 		x = cfg_block_of(r, r->blocks[x].end);
 	*end = r->blocks[x].end;
+	/* nor over code another routine enters there (a block start of its
+	 * own, inside one of ours: the code after a setjmp call, a routine
+	 * of its own, jumps back into its caller's loop) */
+	uint32_t one;
+	int32_t first = cfg_block_of(r, *start);
+	for (uint32_t k = r->blocks[first].first; k < r->ninsn && r->insns[k].addr < *end; k++) {
+		uint64_t a = r->insns[k].addr;
+		if (a <= *start || !addrmap_get(&g->g->shared, a, &one) ||
+		    !addrmap_get(&g->g->bstarts, a, &one))
+			continue;
+		int32_t y = cfg_block_of(r, a);
+		if (y >= 0 && r->blocks[y].start == a)
+			continue;
+		if (a <= r->insns[i].addr)
+			*start = a;
+		else
+			*end = a;
+	}
 }
 
 /* Registers and direct addresses are recorded as short values
@@ -404,6 +424,9 @@ static void patch_insn(rgen *g, uint32_t i)
 		return;
 	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
+	/* which setjmp frame a longjmp went to (skel_rt.h: sk_resume) */
+	if (i == g->r->blocks[0].first && g->g->resume[g->id])
+		add_probe(g, i, false, PATCH_REG, R_SP, 0, 0);
 	shared_at *u = shared_of(g->g, g->r->insns[i].addr);
 	if (u) {
 		if (!u->written)
@@ -489,7 +512,8 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 	int32_t id = routine_id(g->g->p, target);
 	FILE *f = g->g->f;
 	if (!g->g->internal[id]) {
-		fprintf(f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d); r_%d(t);\n", pc, id, id);
+		fprintf(f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d);%s r_%d(t);\n", pc, id,
+			g->g->resume[id] ? " (void)SP();" : "", id);
 		return;
 	}
 	uint32_t i = (uint32_t)cfg_block_of(g->r, pc);
@@ -630,6 +654,34 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 		"\t} }\n", r->insns[i].addr);
 }
 
+/* Whether r calls setjmp returning to its own start (setjmp in a loop of
+ * the routine after an earlier setjmp call). */
+static bool setjmp_to_self(const routine *r)
+{
+	for (uint32_t b = 0; b < r->nblocks; b++)
+		if (r->blocks[b].flags & BLK_SETJMP && r->blocks[b].end == r->start)
+			return true;
+	return false;
+}
+
+/* A call to setjmp: the routine after it runs now and after every
+ * longjmp to it (skel_rt.h: SK_SETJMP).  Called from that routine itself,
+ * the skeleton restarts it instead, as a longjmp to the innermost setjmp
+ * would (its loops' counters start again). */
+static void emit_setjmp(rgen *g, uint64_t pc, uint32_t id)
+{
+	FILE *f = g->g->f;
+	if (id != g->id) {
+		fprintf(f, "\tSK_SETJMP(0x%" PRIx64 "ull, %u, r_%u);\n\treturn;\n", pc, id, id);
+		return;
+	}
+	fprintf(f, "\tsk_setjmp_again(t, 0x%" PRIx64 "ull, SK_ENTRY(%u) + t->mbits);\n", pc, id);
+	for (uint32_t l = 0; l < g->r->nloops; l++)
+		if (g->counter_used[l] && g->r->loops[l].header == 0)
+			fprintf(f, "\tI%u = 0;\n", l);
+	fputs("\tgoto B0;\n", f);
+}
+
 /* Whether insn i records its destination (an indirect call checked). */
 static bool has_target_probe(const rgen *g, uint32_t i)
 {
@@ -662,6 +714,10 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		return;
 	case FLOW_CALL:
 	case FLOW_ICALL:
+		if (b->flags & BLK_SETJMP && routine_id(g->g->p, b->end) >= 0) {
+			emit_setjmp(g, in->addr, (uint32_t)routine_id(g->g->p, b->end));
+			return;
+		}
 		if (in->flow == FLOW_ICALL && has_target_probe(g, i))
 			fprintf(f, "\tsk_icall_check(t, 0x%" PRIx64 "ull, TARGET(0x%" PRIx64
 				"ull));\n", in->addr, in->addr);
@@ -1021,11 +1077,12 @@ static void emit_routine(rgen *g)
 		      "\t(void)rep_cx_after; (void)rep_si; (void)rep_di;\n", f);
 	/* the caller consumed the entry word; a jump back to the entry
 	 * passes the entry probe again */
-	bool again = r->blocks[0].npred > 0;
+	bool again = r->blocks[0].npred > 0 || setjmp_to_self(r);
 	if (again) {
-		fputs("\tgoto B0;\nB0_again:\n", f);
-		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\nB0:\n", r->start,
-			(uint64_t)SK_ENTRY(g->id));
+		/* (B0_again unused when only setjmp_to_self) */
+		fputs("\tif (0) goto B0_again;\n\tgoto B0;\nB0_again:\n", f);
+		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, 0x%" PRIx64 "ull);%s\nB0:\n", r->start,
+			(uint64_t)SK_ENTRY(g->id), g->g->resume[g->id] ? " (void)SP();" : "");
 	}
 	for (uint32_t bi = 0; bi < r->nblocks; bi++) {
 		const block *b = &r->blocks[bi];
@@ -1237,6 +1294,19 @@ static uint32_t count_shared(const program *p, addrmap *out)
 
 /* A routine may return through unanalyzed code when it tail-calls out of
  * the analyzed program, directly or through analyzed tail calls. */
+static void find_resumes(gen *g)
+{
+	const program *p = g->p;
+	g->resume = xcalloc(p->nroutines ? p->nroutines : 1, 1);
+	for (uint32_t i = 0; i < p->nroutines; i++)
+		for (uint32_t b = 0; b < p->routines[i].nblocks; b++) {
+			const block *bl = &p->routines[i].blocks[b];
+			int32_t id = bl->flags & BLK_SETJMP ? routine_id(p, bl->end) : -1;
+			if (id >= 0)
+				g->resume[id] = 1;
+		}
+}
+
 static void find_extern_tails(gen *g)
 {
 	const program *p = g->p;
@@ -1383,7 +1453,10 @@ static void emit_dispatch(gen *g)
 	fprintf(f, "\n%shot */\nvoid sk_module_dispatch(sk_thread *t, uint64_t word)\n"
 		"{\n\tswitch (word - t->mbits) {\n", SKEL_UNIT_MARK);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
-		if (g->p->routines[i].nblocks && !g->internal[i])
+		if (g->p->routines[i].nblocks && !g->internal[i] && g->resume[i])
+			fprintf(f, "\tcase 0x%" PRIx64 "ull: sk_resume_lost(t, word); return;\n",
+				(uint64_t)SK_ENTRY(i));
+		else if (g->p->routines[i].nblocks && !g->internal[i])
 			fprintf(f, "\tcase 0x%" PRIx64 "ull: r_%u(t); return;\n",
 				(uint64_t)SK_ENTRY(i), i);
 	fputs("\tdefault: sk_desync(t, 0, \"expected a routine entry\", word);\n\t}\n}\n", f);
@@ -1540,7 +1613,11 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		return -1;
 	}
 	find_extern_tails(&g);
+	find_resumes(&g);
 	st->shared_insns = count_shared(p, &g.shared);
+	for (uint32_t i = 0; i < p->nroutines; i++)
+		for (uint32_t b = 0; b < p->routines[i].nblocks; b++)
+			addrmap_put(&g.bstarts, p->routines[i].blocks[b].start, 1);
 	count_inexact(p, st);
 	find_internal(&g);
 	find_entry_masks(&g);
@@ -1573,8 +1650,10 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	emit_fetch_blocks(&g);
 	emit_patch(&g);
 	free(g.extern_tail);
+	free(g.resume);
 	free(g.internal);
 	addrmap_free(&g.shared);
+	addrmap_free(&g.bstarts);
 	for (uint32_t k = 0; k < g.nsh; k++)
 		free(g.sh[k].v);
 	free(g.sh);
