@@ -480,7 +480,7 @@ int cmd_check(int argc, char **argv)
 		return 2;
 	}
 	char app_path[PATH_MAX];
-	if (skel_find_app(app[0], app_path) < 0)
+	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path))
 		return 1;
 	binary lib;
 	char lerr[ERR_LEN];

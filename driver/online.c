@@ -246,7 +246,7 @@ int cmd_trace(int argc, char **argv)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
 				   "[--whole-process] -- APP [ARGS...]");
 	char app_path[PATH_MAX], path[PATH_MAX];
-	if (skel_find_app(app[0], app_path) < 0 ||
+	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path) ||
 	    cached_skeleton(app_path, whole, path, sizeof path))
 		return 1;
 	return online_run(path, out, format, stats, app_path, app);

@@ -6,10 +6,12 @@
 #include "analyzer/util.h"
 #include "skelgen/skelgen.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -799,9 +801,52 @@ static void plan_natively(const char *lib, const char *patch_path,
 		child_wait(pid);
 }
 
+/* The recorder comes in by LD_PRELOAD, which only the dynamic loader
+ * honours: a static executable (no PT_INTERP) is refused before it runs,
+ * rather than run untraced.  0 when app is dynamic (or not an ELF file we
+ * can read: the run says what is wrong with it). */
+int skel_refuse_static(const char *app)
+{
+	int fd = open(app, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	Elf64_Ehdr eh;
+	bool elf = pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+		   !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+		   eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0;
+	bool interp = false, pie = false;
+	for (unsigned i = 0; elf && i < eh.e_phnum && !interp; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+			elf = false;
+		else if (ph.p_type == PT_INTERP)
+			interp = true;
+		else if (ph.p_type == PT_DYNAMIC)	/* a static PIE: DF_1_PIE */
+			for (uint64_t o = 0; o + sizeof(Elf64_Dyn) <= ph.p_filesz && o < (1u << 20);
+			     o += sizeof(Elf64_Dyn)) {
+				Elf64_Dyn d;
+				if (pread(fd, &d, sizeof d, (off_t)(ph.p_offset + o)) != (ssize_t)sizeof d ||
+				    d.d_tag == DT_NULL)
+					break;
+				pie |= d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_PIE);
+			}
+	}
+	close(fd);
+	/* an ET_DYN without PT_INTERP nor DF_1_PIE is a shared library,
+	 * refused elsewhere as no program */
+	if (!elf || interp || (eh.e_type != ET_EXEC && !(eh.e_type == ET_DYN && pie)))
+		return 0;
+	skel_fail(app, "a static executable (no PT_INTERP): skel's recorder is loaded by the "
+		  "dynamic loader (LD_PRELOAD), which a static executable does not have, so it "
+		  "cannot be traced; link it dynamically to trace it. Not run");
+	return -1;
+}
+
 pid_t record_start(const char *skel_path, const char *values, const char *app_path,
 		   char **app_argv, const char *valgrind_log, char patch_out[PATH_MAX])
 {
+	if (skel_refuse_static(app_path))
+		return -1;
 	size_t len;
 	char *text = read_text(skel_path, &len);
 	if (!text) {

@@ -24,6 +24,8 @@ const char *skel_home(void);
  * executable regular file of that name in $PATH.  0, or -1 after printing
  * "skel: APP: not found in PATH". */
 int skel_find_app(const char *app, char path[PATH_MAX]);
+/* -1, after saying why, when app is a static executable (not traceable). */
+int skel_refuse_static(const char *app);
 char *read_text(const char *path, size_t *len);
 int skeleton_binary_id(const char *skel_path, const char *text, char *id, size_t len);
 /* Compiles the skeleton (cached by content hash); returns the path of the

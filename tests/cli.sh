@@ -57,6 +57,19 @@ for c in trace check; do
 	grep -q "^skel: /usr/lib/x86_64-linux-gnu/libm.so.6: a shared library, not a program" "$tmp/err" ||
 		bad "skel $c of a library: $(cat "$tmp/err")"
 done
+# a static executable cannot get the recorder (LD_PRELOAD): refused before
+# it runs (it used to run untraced, then "no values arrived")
+printf '#include <stdio.h>\nint main(void) { puts("ran"); return 0; }\n' >"$tmp/st.c"
+if ${CC:-gcc} -static -o "$tmp/static" "$tmp/st.c" 2>/dev/null; then
+	for c in trace check; do
+		"$skel" $c -- "$tmp/static" >"$tmp/out" 2>"$tmp/err" && bad "skel $c of a static executable exited 0"
+		grep -q "^skel: $tmp/static: a static executable" "$tmp/err" ||
+			bad "skel $c of a static executable: $(cat "$tmp/err")"
+		grep -q ran "$tmp/out" && bad "skel $c ran the static executable"
+	done
+else
+	bad "cannot link a static executable (libc6-dev's libc.a)"
+fi
 "$skel" loops build/samples/matmul-O2-pie no_such_function >/dev/null 2>"$tmp/err" && bad "unknown FUNC accepted"
 grep -q "no routine named" "$tmp/err" || bad "unknown FUNC message: $(cat "$tmp/err")"
 "$skel" frobnicate 2>/dev/null && bad "unknown command accepted"
