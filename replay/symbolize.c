@@ -40,6 +40,7 @@ typedef struct sym_obj {
 typedef struct sym_block {
 	uint64_t lo, hi, alloc, free;	/* free: UINT64_MAX while live */
 	uint32_t n;
+	uint32_t thread;		/* that allocated it */
 } sym_block;
 
 typedef struct sym_page {
@@ -334,12 +335,12 @@ static void ids_insert(uint32_t **ids, uint32_t *n, uint32_t *cap, uint32_t id)
 	(*n)++;
 }
 
-static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n)
+static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n, uint32_t thread)
 {
 	blocks = grow(blocks, &capblocks, nblocks + 1, sizeof *blocks);
 	uint32_t id = (uint32_t)nblocks++;
 	uint64_t hi = lo + (size ? size : 1);	/* malloc(0): one byte */
-	blocks[id] = (sym_block){ lo, hi, seq, UINT64_MAX, n };
+	blocks[id] = (sym_block){ lo, hi, seq, UINT64_MAX, n, thread };
 	if (((hi - 1) >> 12) - (lo >> 12) >= BIG_PAGES) {
 		size_t c = capbig;
 		big = grow(big, &c, nbig + 1, sizeof *big);
@@ -398,7 +399,7 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 		case VT_HEAP_MALLOC:
 		case VT_HEAP_CALLOC:
 		case VT_HEAP_MEMALIGN:
-			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block);
+			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block, thread);
 			break;
 		case VT_HEAP_FREE:
 			block_end(e[i].addr, e[i].seq);
@@ -419,8 +420,11 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 }
 
 /* Among ids (sorted by alloc), the block holding a live at seq c, else
- * the first allocated there after c. */
-static const sym_block *ids_find(const uint32_t *ids, size_t n, uint64_t a, uint64_t c)
+ * the first allocated there after c by another thread (its event may come
+ * later than the access in this thread's order; this thread's own later
+ * blocks are not allocated yet: malloc's own work before it returns). */
+static const sym_block *ids_find(const uint32_t *ids, size_t n, uint64_t a, uint64_t c,
+				 uint32_t thread)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -440,7 +444,7 @@ static const sym_block *ids_find(const uint32_t *ids, size_t n, uint64_t a, uint
 	}
 	for (size_t k = lo; k < n; k++) {
 		const sym_block *b = &blocks[ids[k]];
-		if (a >= b->lo && a < b->hi)
+		if (a >= b->lo && a < b->hi && b->thread != thread)
 			return b;
 	}
 	return NULL;
@@ -452,10 +456,10 @@ static bool heap_find(sym_view *v, uint64_t a)
 	if (cappages) {
 		sym_page *p = page_slot(a >> 12);
 		if (p->page)
-			b = ids_find(p->ids, p->n, a, v->seq);
+			b = ids_find(p->ids, p->n, a, v->seq, v->thread);
 	}
 	if (!b && nbig)
-		b = ids_find(big, nbig, a, v->seq);
+		b = ids_find(big, nbig, a, v->seq, v->thread);
 	if (!b)
 		return false;
 	snprintf(v->name, sizeof v->name, "heap#%u", b->n);
