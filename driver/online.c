@@ -33,11 +33,14 @@
  * replay failed, the replayer's. */
 /* --sim, --fetches... of skel run and skel trace */
 static sim_opts simo = SIM_OPTS_INIT;
+/* --roi, --symbolize of skel run and skel trace */
+static roi_opts roio;
 
 static int online_run(const char *skel, const char *out, const char *format, bool stats,
 		      const char *app_path, char **app)
 {
 	compile_set_fetches(sim_opts_fetches(&simo, format));
+	compile_set_roi(roi_opts_any(&roio));
 	char *bin = compile_skeleton(skel);
 	char raw[PATH_MAX];
 	if (!bin || sim_raw_path(&simo, raw)) {
@@ -78,12 +81,14 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
-		char *av[10 + SIM_OPTS_MAXARGS] = { bin, "--fd", "3", "-o", (char *)out, "--format",
-						     (char *)format, "--quiet" };
+		char *av[10 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, "--fd", "3", "-o",
+			(char *)out, "--format", (char *)format, "--quiet" };
 		size_t n = 8;
+		char exe[PATH_MAX];
 		if (stats)
 			av[n++] = "--stats";
 		n += sim_opts_argv(&simo, format, raw[0] ? raw : NULL, av + n);
+		n += roi_opts_argv(&roio, skel, app_path, av + n, exe);
 		av[n] = NULL;
 		execv(bin, av);
 		fprintf(stderr, "skel: %s: %s\n", bin, strerror(errno));
@@ -148,7 +153,8 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			*stats = true;
 		else if (whole && !strcmp(argv[i], "--whole-process"))
 			*whole = true;
-		else if ((r = sim_opts_arg(argc, argv, &i, &simo)) != 0) {
+		else if ((r = sim_opts_arg(argc, argv, &i, &simo)) != 0 ||
+			 (r = roi_opts_arg(argc, argv, &i, &roio, false)) != 0) {
 			if (r < 0)
 				return -1;
 		} else if (argv[i][0] == '-' && argv[i][1])
@@ -160,6 +166,8 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 	}
 	if (!trace_format_ok(*format))
 		return skel_usage_error("--format must be text, bin, lackey, din, csv or count"), -1;
+	if (roi_opts_check(&roio, *format, &simo) < 0)
+		return -1;
 	return sim_opts_check(&simo);
 }
 

@@ -349,8 +349,10 @@ static pid_t spawn(char **argv)
 }
 
 /* The runtime a replayer is linked with, and the headers it includes. */
-static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c", "replay/sim.c" };
-static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/sim.h" };
+static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c", "replay/sim.c",
+					   "replay/symbolize.c" };
+static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/sim.h",
+					   "replay/symbolize.h" };
 #define NRUNTIME (sizeof runtime_src / sizeof *runtime_src)
 
 /* One replayer being built: the compilers running, the objects to link. */
@@ -381,14 +383,27 @@ static const char *fetch_define(void)
 	return with_fetches ? "-DSK_FETCHES=1" : "-DSK_FETCHES=0";
 }
 
+/* The same for the routine hooks of --roi: another replayer. */
+static bool with_roi;
+
+void compile_set_roi(bool on)
+{
+	with_roi = on;
+}
+
+static const char *roi_define(void)
+{
+	return with_roi ? "-DSK_ROI=1" : "-DSK_ROI=0";
+}
+
 /* cc [flags] -c -o obj src, in the background. */
 static void build_compile(build *b, char *const flags[2], char *obj, char *src)
 {
 	char *av[] = { (char *)b->cc, "-pipe", "-Wall", "-Werror", "-std=gnu11", "-DSK_ROUTINE=",
-		       (char *)fetch_define(), b->inc1, b->inc2, "-c", "-o", obj, src, flags[0],
-		       flags[1], NULL, NULL };
+		       (char *)fetch_define(), (char *)roi_define(), b->inc1, b->inc2, "-c", "-o",
+		       obj, src, flags[0], flags[1], NULL, NULL };
 	if (b->module)	/* after the flags: they may end early (NULL) */
-		av[flags[0] ? flags[1] ? 15 : 14 : 13] = "-fPIC";
+		av[flags[0] ? flags[1] ? 16 : 15 : 14] = "-fPIC";
 	pid_t pid = spawn(av);
 	vec_push(b->pids, pid);
 	b->ok &= pid > 0;
@@ -604,6 +619,8 @@ static char *compile_one(const char *skel_path, bool module)
 	}
 	if (with_fetches)
 		h = skel_fnv1a64(h, fetch_define(), strlen(fetch_define()) + 1);
+	if (with_roi)
+		h = skel_fnv1a64(h, roi_define(), strlen(roi_define()) + 1);
 	char *out = xmalloc(PATH_MAX);
 	if (module)
 		snprintf(out, PATH_MAX, "%s/mod-%016" PRIx64 ".so", b.cache, h);
@@ -1001,6 +1018,7 @@ int cmd_replay(int argc, char **argv)
 	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
 	bool stats = false, salvage = false;
 	sim_opts so = SIM_OPTS_INIT;
+	roi_opts ro = { 0 };
 	for (int i = 1, r; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
@@ -1010,7 +1028,8 @@ int cmd_replay(int argc, char **argv)
 			stats = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
-		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0) {
+		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0 ||
+			 (r = roi_opts_arg(argc, argv, &i, &ro, true)) != 0) {
 			if (r < 0)
 				return 2;
 		} else if (argv[i][0] == '-' && argv[i][1])
@@ -1026,25 +1045,30 @@ int cmd_replay(int argc, char **argv)
 		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
-	if (sim_opts_check(&so) < 0)
+	if (sim_opts_check(&so) < 0 || roi_opts_check(&ro, format, &so) < 0)
 		return 2;
 	if (!exists(values))
 		return skel_fail(values, strerror(ENOENT));
+	if (ro.binary && access(ro.binary, R_OK) != 0)
+		return skel_fail(ro.binary, strerror(errno));
 	compile_set_fetches(sim_opts_fetches(&so, format));
+	compile_set_roi(roi_opts_any(&ro));
 	char *bin = compile_skeleton(skel);
 	char raw[PATH_MAX];
 	if (!bin || sim_raw_path(&so, raw)) {
 		free(bin);
 		return 1;
 	}
-	char *av[9 + SIM_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out, "--format",
-					   (char *)format };
+	char *av[9 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out,
+							      "--format", (char *)format };
 	size_t n = 6;
+	char exe[PATH_MAX];
 	if (stats)
 		av[n++] = "--stats";
 	if (salvage)
 		av[n++] = "--salvage";
 	n += sim_opts_argv(&so, format, raw[0] ? raw : NULL, av + n);
+	n += roi_opts_argv(&ro, skel, NULL, av + n, exe);
 	av[n] = NULL;
 	int rc = run_wait(av, NULL);
 	free(bin);

@@ -111,6 +111,32 @@ int sim_raw_path(const sim_opts *o, char path[PATH_MAX]);
  * saying why. */
 int sim_out_write(const char *raw, const char *out, char **cmd);
 
+/* What a replay keeps and adds (roiopts.c): --roi FUNC (repeatable),
+ * --roi-markers, --symbolize, and for replay --binary APP. */
+#define ROI_OPTS_MAX 64
+typedef struct roi_opts {
+	bool symbolize;
+	bool markers;
+	const char *roi[ROI_OPTS_MAX];
+	int nroi;
+	const char *binary;
+} roi_opts;
+#define ROI_OPTS_MAXARGS (2 * ROI_OPTS_MAX + 4)
+/* argv[*i] (and its value): 1 taken, 0 not one of them, -1 wrong (said).
+ * `replay`: --binary is one. */
+int roi_opts_arg(int argc, char **argv, int *i, roi_opts *o, bool replay);
+/* -1 (said) when the options do not go together */
+int roi_opts_check(const roi_opts *o, const char *format, const sim_opts *so);
+/* --roi or --roi-markers: the skeleton needs its routine hooks */
+bool roi_opts_any(const roi_opts *o);
+/* The replayer's arguments (at most ROI_OPTS_MAXARGS into av); the
+ * executable's symbols come from exe, else --binary, else the path the
+ * skeleton names (kept in exe_buf).  Returns how many. */
+size_t roi_opts_argv(const roi_opts *o, const char *skel, const char *exe, char **av,
+		     char exe_buf[PATH_MAX]);
+/* Skeletons compiled after this call have their routine hooks (SK_ROI). */
+void compile_set_roi(bool on);
+
 /* Children and temporary files (child.c): on SIGINT, SIGTERM or SIGHUP
  * the children's process groups are stopped, the tracked files and
  * directories removed, and skel dies by the signal. */

@@ -307,6 +307,8 @@ enum vt_chunk_type {
 	VT_FORK = 9,		/* payload: vt_fork; fork() made a child */
 	VT_OBJECTS = 10,	/* payload: u64 marker, then vt_object[]
 				 * (thread 0): the objects of the process */
+	VT_HEAP = 11,		/* payload: vt_heap_event[] of `thread`, in
+				 * its program order (below) */
 };
 
 /* The objects of the process (whole-process recording).  One OBJECTS chunk
@@ -371,6 +373,39 @@ typedef struct vt_crash {
 	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_crash;
 
+/* Heap tracking (HEAP chunks): the recorder interposes malloc and its
+ * family; each call that allocates or frees is an event of the calling
+ * thread, and each thread's stack and static TLS block are events of
+ * that thread at its start.  `word`: the thread's words recorded before
+ * the event; the recorder closes its open bit and short groups there, so
+ * the first value recorded after the event is word `word` (a replay that
+ * reads that word has passed the event).  A thread's HEAP chunks precede
+ * the VALUES chunk that holds word `word`.  `seq` orders the events of
+ * all threads (from 1); `block` numbers the allocations of the whole run
+ * in that order (from 1): heap#N. */
+enum vt_heap_kind {
+	VT_HEAP_MALLOC = 1,	/* addr = malloc(size) */
+	VT_HEAP_CALLOC = 2,	/* addr = calloc(): size = n * m */
+	VT_HEAP_REALLOC = 3,	/* addr = realloc(old, size): old ends, a new
+				 * block begins (even at the same address) */
+	VT_HEAP_MEMALIGN = 4,	/* posix_memalign, aligned_alloc, memalign */
+	VT_HEAP_FREE = 5,	/* free(addr), addr != 0 */
+	VT_HEAP_STACK = 6,	/* the thread's stack: [addr, addr + size) */
+	VT_HEAP_TLS = 7,	/* its static TLS block and thread control
+				 * block: [addr, addr + size) */
+};
+
+typedef struct vt_heap_event {
+	uint64_t word;		/* words of the thread before the event */
+	uint64_t seq;		/* order among all threads' events, from 1 */
+	uint64_t addr;		/* the block (runtime), or region start */
+	uint64_t size;		/* bytes asked for, or region size */
+	uint64_t old;		/* REALLOC: the block it replaces (0: none) */
+	uint64_t site;		/* return address of the call (runtime) */
+	uint32_t kind;		/* VT_HEAP_* */
+	uint32_t block;		/* allocations: N of heap#N, else 0 */
+} vt_heap_event;
+
 #define VT_NO_PARENT 0xffffffffu
 enum {
 	VT_START_IN_IMAGE = 1,	/* start routine lies in a covered object,
@@ -431,6 +466,7 @@ _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
+_Static_assert(sizeof(vt_heap_event) == 56, "vt_heap_event layout");
 
 /* ------------------------------------------------ reading a value trace */
 
@@ -499,6 +535,8 @@ typedef struct vt_stream {
 	uint32_t forks;		/* FORK chunks */
 	vt_fork fork;		/* the first */
 	vt_thread_start start;
+	vt_heap_event *heap;	/* HEAP events, in the thread's order */
+	size_t nheap, heapcap;
 	uint64_t *values;	/* the words, copied (vtrace_streams_from) */
 	size_t nvalues;		/* words in all, copied or not */
 	size_t cap;

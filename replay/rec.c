@@ -797,6 +797,9 @@ __attribute__((constructor)) static void rec_init(void)
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
 	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0, 0);
 	pthread_setspecific(R.key, main_t);
+	rec_heap_init();
+	if (main_t != &R.sink)
+		rec_heap_thread(main_t);	/* written with its START: */
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */
 	pthread_atfork(NULL, NULL, rec_atfork_child);

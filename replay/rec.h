@@ -11,7 +11,8 @@
  *   rec_sig.c   the recorder's signal handlers (guard page, int3, fatal
  *               signals) and the program's view of its dispositions
  *   rec_proc.c  interposed pthread_create, exit, exec family, fork,
- *               dlopen */
+ *               dlopen
+ *   rec_heap.c  interposed malloc family: HEAP events, thread regions */
 #ifndef SKEL_REPLAY_REC_H
 #define SKEL_REPLAY_REC_H
 
@@ -73,6 +74,8 @@ typedef struct rec_thread {
 				   probe in libc's thread start-up code) still
 				   gets its start routine from rec_thread_main */
 	vt_thread_start ts;
+	struct rec_heap *_Atomic heap;	/* its HEAP events (rec_heap.c) */
+	uint64_t origin;	/* stream index of *base (the owner resets) */
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
@@ -374,5 +377,20 @@ int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
 /* ------------------------------------------------------- rec_proc.c */
 
 void rec_atfork_child(void);
+
+/* ------------------------------------------------------- rec_heap.c */
+
+/* Before patching: what the thread regions need from ld.so and libc. */
+void rec_heap_init(void);
+/* The calling thread's stack and TLS block as HEAP events of t (its
+ * owner, outside signal handlers). */
+void rec_heap_thread(rec_thread *t);
+/* t's HEAP events not written yet, as chunks; under t->lock, before
+ * its VALUES (rec_flush_locked). */
+void rec_heap_flush(rec_thread *t);
+/* The calling thread's events written now: before a thread it creates
+ * starts, so that the replay of that thread knows the blocks it is
+ * handed (skel run). */
+void rec_heap_publish(void);
 
 #endif

@@ -320,8 +320,10 @@ rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep)
 		rec_unlock(&t->lock);
 		rec_restore_mask(&old);
 	}
-	if (t != &R.sink)
+	if (t != &R.sink) {
 		pthread_setspecific(R.key, t);
+		rec_heap_thread(t);
+	}
 	return t;
 }
 
@@ -353,6 +355,8 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		rec_chunk(VT_THREAD_START, t->index, &t->ts, sizeof t->ts);
 		t->started = 1;
 	}
+	if (t->started && !rec_off())
+		rec_heap_flush(t);	/* before the words they precede */
 	if (!end || end < t->base || end > t->guard)
 		return;
 	if (end > t->sent && !rec_off()) {
@@ -364,6 +368,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 	if (end > t->sent)
 		t->sent = end;
 	if (reset) {
+		t->origin = t->written;
 		t->sent = t->base;
 		rec_cursor = t->base;
 		rec_t.left = rec_t.sleft = 0;	/* its group, written, is closed */

@@ -64,6 +64,7 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	*s = (rec_start){ fn, arg,
 			  me && me != &R.sink ? me->index : VT_NO_PARENT, 0 };
 	s->owns = rec_prestart_claim();
+	rec_heap_publish();
 	int rc = real(th, attr, rec_thread_main, s);
 	if (rc) {
 		if (s->owns)

@@ -26,8 +26,10 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
 #include "replay/format.h"
+#undef SK_ROI		/* the runtime is one for every skeleton */
 #include "replay/skel_rt.h"
 #include "replay/sim.h"
+#include "replay/symbolize.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +62,8 @@ extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
 extern const unsigned sk_nfetch_blocks __attribute__((weak));
 extern const unsigned sk_nsliced __attribute__((weak));
 extern const unsigned char sk_insn_lens[] __attribute__((weak));
+/* weak: defined by a skeleton compiled with SK_ROI=1 (skel_rt.h) */
+extern const int sk_roi_compiled __attribute__((weak));
 
 /* ------------------------------------------------------------ objects
  *
@@ -82,6 +86,9 @@ struct sk_module {
 	const unsigned char *insn_lens;
 	const char *file;		/* the module's .so, NULL: linked in */
 	const char *object;		/* the object's path as recorded */
+	const char *const *names;	/* sk_routine_names, by routine id */
+	unsigned nnames;
+	unsigned char *roi;		/* SK_ROI_* by routine id, or NULL */
 	uint64_t bias;
 	uint32_t index;			/* in entry words */
 	bool bound;			/* the recording covered it */
@@ -106,7 +113,8 @@ static void *module_sym(void *h, const char *file, const char *name, bool need)
 static void modules_load(void)
 {
 	mods[0] = (sk_module){ .binary_id = sk_binary_id, .patch_hash = sk_patch_hash,
-			       .dispatch = sk_module_dispatch };
+			       .dispatch = sk_module_dispatch, .names = sk_routine_names,
+			       .nnames = sk_nroutines };
 	if (&sk_nentry_pcs) {
 		mods[0].entry_pcs = sk_entry_pcs;
 		mods[0].nentry_pcs = sk_nentry_pcs;
@@ -146,6 +154,11 @@ static void modules_load(void)
 			m->code_ranges = module_sym(h, f, "sk_code_ranges", true);
 			m->ncode_ranges = *n;
 		}
+		n = module_sym(h, f, "sk_nroutines", false);
+		if (n) {
+			m->names = module_sym(h, f, "sk_routine_names", true);
+			m->nnames = *n;
+		}
 		n = module_sym(h, f, "sk_nfetch_blocks", false);
 		if (n) {
 			m->blocks = module_sym(h, f, "sk_fetch_blocks", true);
@@ -177,6 +190,8 @@ static const char *base_name(const char *path)
  * `objs`, and the covered ones get their skeletons.  0, or -1 after
  * saying why (a covered object without a module, or recorded with another
  * skeleton of it). */
+static void symbols_of_objects(const vt_object *v, size_t n, const char *what);
+
 static int modules_bind(const vt_object *v, size_t n, const char *what)
 {
 	size_t first = objs.n;
@@ -190,6 +205,7 @@ static int modules_bind(const vt_object *v, size_t n, const char *what)
 	objs.n += n;
 	for (size_t i = first; i < objs.n; i++)
 		objs.v[i].path[sizeof objs.v[i].path - 1] = 0;
+	symbols_of_objects(objs.v + first, objs.n - first, what);
 	for (size_t i = first; i < objs.n; i++) {
 		const vt_object *o = &objs.v[i];
 		if (!(o->flags & VT_OBJ_COVERED) || o->index == 0)
@@ -349,6 +365,11 @@ typedef struct stream {
 	vt_fork fork;
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
+	/* --symbolize: its HEAP events (under mu when online), the next
+	 * one to pass, and its view of the objects */
+	vt_heap_event *hev;
+	size_t nhev, caphev, hnext;
+	sym_view view;
 	uint64_t base;          /* words before cur */
 	/* for the progress line, read by the main thread (relaxed atomics):
 	 * base and cur->w, copied when they change */
@@ -384,6 +405,11 @@ static enum fmt format = F_TEXT;
 static bool stats;
 static bool online;
 static bool fetches;            /* the skeleton calls FETCH() */
+static bool symbolize;          /* an object field (text, csv) */
+static const char *exe_path;    /* --exe: the executable, for its symbols
+				   when the recording names no objects */
+static bool roi_active;         /* --roi or --roi-markers: accesses kept
+				   only inside the regions */
 static bool salvage;            /* replay the part of a damaged file before
                                    the damage */
 /* --sim cache: one simulator for all threads (a shared cache), fed a
@@ -568,6 +594,25 @@ static char *w_csv(stream *s, char *p, uint64_t pc, int kind, unsigned size, uin
 	return p;
 }
 
+/* --symbolize: the line, then the object of addr */
+static char *w_text_sym(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	p = w_text(s, p, pc, kind, size, addr) - 1;
+	*p++ = ' ';
+	p = sym_put(&s->view, addr, p);
+	*p++ = '\n';
+	return p;
+}
+
+static char *w_csv_sym(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	p = w_csv(s, p, pc, kind, size, addr) - 1;
+	*p++ = ',';
+	p = sym_put(&s->view, addr, p);
+	*p++ = '\n';
+	return p;
+}
+
 /* count with --stats: nothing written */
 static char *w_none(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
@@ -667,7 +712,7 @@ static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 
 static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
-	if (s->n > BUFSZ - 128)
+	if (s->n > BUFSZ - 128 - SYM_NAME_MAX)
 		sink_flush(s);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
 }
@@ -741,7 +786,7 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 void sk_refetch(sk_thread *t, uint64_t pc, unsigned len)
 {
 	stream *s = t->sink;
-	if (t->count_only || (simu && simu->reuse))
+	if (t->count_only || (simu && simu->reuse) || !t->roi_on)
 		return;
 	pc += t->bias;
 	if (s->fleft)
@@ -762,7 +807,7 @@ void sk_block(sk_thread *t, uint32_t b)
 		return;
 	if (s->fleft)
 		fetch_upto(s, UINT64_MAX);
-	if (b >= m->nblocks)
+	if (b >= m->nblocks || !t->roi_on)
 		return;
 	const sk_block_info *x = &m->blocks[b];
 	s->fpc = x->pc + t->bias;
@@ -848,21 +893,80 @@ static int refill(stream *s)
 	return 1;
 }
 
-uint64_t sk_end_of_stream(sk_thread *t)
+/* --symbolize: a thread's HEAP events take effect when its replay reads
+ * the word that follows them (format.h): t->end stops at that word, and
+ * the slow path (words_wait) passes the events, then lets it go on. */
+static bool track_heap;
+
+static bool soft_end(const stream *s)
 {
-	stream *s = t->sink;
-	while (t->w == t->end)
+	return track_heap && s->cur && s->t.w < s->cur->w + s->cur->n;
+}
+
+static void heap_catch_up(stream *s)
+{
+	sk_thread *t = &s->t;
+	if (!s->cur)
+		return;
+	uint64_t pos = s->base + (uint64_t)(t->w - s->cur->w);
+	const uint64_t *end = s->cur->w + s->cur->n;
+	if (online)
+		pthread_mutex_lock(&mu);
+	while (s->hnext < s->nhev && s->hev[s->hnext].word <= pos)
+		s->view.seq = s->hev[s->hnext++].seq;
+	if (s->hnext < s->nhev && s->hev[s->hnext].word < s->base + s->cur->n)
+		end = s->cur->w + (s->hev[s->hnext].word - s->base);
+	if (online)
+		pthread_mutex_unlock(&mu);
+	t->end = end;
+}
+
+/* A thread's events join its list (online: under mu). */
+static void heap_events_take(stream *s, const vt_heap_event *e, size_t n)
+{
+	if (!n)
+		return;
+	if (s->nhev + n > s->caphev) {
+		size_t cap = s->caphev ? s->caphev : 64;
+		while (cap < s->nhev + n)
+			cap *= 2;
+		vt_heap_event *v = realloc(s->hev, cap * sizeof *v);
+		if (!v) {
+			fprintf(stderr, "skel: replay: out of memory (heap events)\n");
+			exit(2);
+		}
+		s->hev = v;
+		s->caphev = cap;
+	}
+	memcpy(s->hev + s->nhev, e, n * sizeof *e);
+	s->nhev += n;
+}
+
+/* Until t->w has a word: events passed, segments taken. */
+static void words_wait(stream *s)
+{
+	sk_thread *t = &s->t;
+	while (t->w == t->end) {
+		if (soft_end(s)) {
+			heap_catch_up(s);
+			continue;
+		}
 		if (!refill(s))
 			longjmp(s->end, 1);
+		if (track_heap)
+			heap_catch_up(s);
+	}
+}
+
+uint64_t sk_end_of_stream(sk_thread *t)
+{
+	words_wait(t->sink);
 	return *t->w++;
 }
 
 uint64_t sk_peek_more(sk_thread *t)
 {
-	stream *s = t->sink;
-	while (t->w == t->end)
-		if (!refill(s))
-			longjmp(s->end, 1);
+	words_wait(t->sink);
 	return *t->w;
 }
 
@@ -881,6 +985,8 @@ void sk_bits_refill(sk_thread *t)
 void sk_crashed(sk_thread *t)
 {
 	stream *s = t->sink;
+	if (soft_end(s))	/* words left: an event's stop */
+		return;
 	pthread_mutex_lock(&mu);
 	bool last = s->finished && !s->qh;
 	pthread_mutex_unlock(&mu);
@@ -969,6 +1075,87 @@ void sk_icall_check(sk_thread *t, uint64_t pc, uint64_t to)
 		unfollowed(t, pc, to, "indirect call");
 }
 
+/* ------------------------------------------------ regions of interest */
+
+#define ROI_MAX 64
+static const char *roi_names[ROI_MAX];
+static int nroi;
+static bool roi_markers;
+
+void sk_roi_enter(sk_roi_frame *f)
+{
+	sk_thread *t = f->t;
+	if (f->kind == SK_ROI_FUNC)
+		t->roi_depth++;
+	else if (f->kind == SK_ROI_END && t->roi_marks)
+		t->roi_marks--;
+	t->roi_on = t->roi_depth || t->roi_marks;
+}
+
+void sk_roi_leave(sk_roi_frame *f)
+{
+	sk_thread *t = f->t;
+	if (f->kind == SK_ROI_FUNC && t->roi_depth)
+		t->roi_depth--;
+	else if (f->kind == SK_ROI_BEGIN)
+		t->roi_marks++;
+	t->roi_on = t->roi_depth || t->roi_marks;
+}
+
+/* Each module's routines marked by name: 0, or -1 after saying why (a
+ * name no skeleton has, markers the program does not call). */
+static int roi_setup(void)
+{
+	bool found[ROI_MAX] = { false }, begin = false, end = false;
+	if (!nroi && !roi_markers)
+		return 0;
+	if (!&sk_roi_compiled) {
+		fprintf(stderr, "skel: replay: --roi: the skeleton was compiled without its "
+			"routine hooks (SK_ROI=1)\n");
+		return -1;
+	}
+	roi_active = true;
+	for (size_t k = 0; k < nmods; k++) {
+		sk_module *m = &mods[k];
+		if (!m->names)
+			continue;
+		m->roi = calloc(m->nnames + 1, 1);
+		if (!m->roi) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			return -1;
+		}
+		for (unsigned i = 0; i < m->nnames; i++) {
+			for (int j = 0; j < nroi; j++)
+				if (!strcmp(m->names[i], roi_names[j])) {
+					m->roi[i] = SK_ROI_FUNC;
+					found[j] = true;
+				}
+			if (roi_markers && !strcmp(m->names[i], "skel_roi_begin")) {
+				m->roi[i] = SK_ROI_BEGIN;
+				begin = true;
+			}
+			if (roi_markers && !strcmp(m->names[i], "skel_roi_end")) {
+				m->roi[i] = SK_ROI_END;
+				end = true;
+			}
+		}
+	}
+	for (int j = 0; j < nroi; j++)
+		if (!found[j]) {
+			fprintf(stderr, "skel: replay: --roi %s: no routine of that name in the "
+				"skeleton%s (skel analyze APP lists them)\n", roi_names[j],
+				nmods > 1 ? " or its modules" : "");
+			return -1;
+		}
+	if (roi_markers && !(begin && end)) {
+		fprintf(stderr, "skel: replay: --roi-markers: the program has no %s routine "
+			"(include skel_roi.h and call skel_roi_begin and skel_roi_end; a stripped "
+			"binary keeps no names)\n", begin ? "skel_roi_end" : "skel_roi_begin");
+		return -1;
+	}
+	return 0;
+}
+
 /* The pc a crashed thread died at, when it lies in m (sk_crashed). */
 static uint64_t crash_pc_in(const stream *s, const sk_module *m)
 {
@@ -979,6 +1166,7 @@ static uint64_t crash_pc_in(const stream *s, const sk_module *m)
 static void module_enter(sk_thread *t, const sk_module *m)
 {
 	t->mod = m;
+	t->roi = m->roi;
 	t->bias = m->bias;
 	t->mbits = (uint64_t)m->index << 32;
 	t->crash_pc = crash_pc_in(t->sink, m);
@@ -1031,6 +1219,9 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 	t->mbits = r->mbits;
 	t->crash_pc = r->crash_pc;
 	t->depth = r->depth;
+	t->roi = r->roi;
+	t->roi_depth = r->roi_depth;
+	t->roi_on = r->roi_on;
 	__builtin_longjmp(r->jb, 1);
 }
 
@@ -1059,6 +1250,8 @@ static void *replay_stream(void *arg)
 	stream *s = arg;
 	sk_thread *t = &s->t;
 	int r = setjmp(s->end);
+	if (r == 0 && track_heap)
+		heap_catch_up(s);	/* events before its first word */
 	if (r == 0)
 		for (;;)
 			sk_dispatch(t, sk_ctl(t));
@@ -1095,6 +1288,39 @@ static void start_job(stream *s)
 	pthread_attr_destroy(&at);
 }
 
+/* Main-only recordings name no objects: the executable's symbols come
+ * from --exe, checked against the skeleton's identity. */
+static void symbols_of_exe(uint64_t bias)
+{
+	static bool tried;
+	char err[FMT_ERR_LEN];
+	if (tried || sym_have_objects())
+		return;
+	tried = true;
+	if (!exe_path)
+		fprintf(stderr, "skel: replay: --symbolize: the executable is not known (skel "
+			"replay --binary APP names it): its static data shows as '?'\n");
+	else if (sym_object_add(exe_path, bias, true, sk_binary_id, err) < 0)
+		fprintf(stderr, "skel: %s: %s: its static data shows as '?'\n", exe_path, err);
+}
+
+static void symbols_of_objects(const vt_object *v, size_t n, const char *what)
+{
+	char err[FMT_ERR_LEN], id[2 * SKEL_ID_MAX + 1];
+	for (size_t i = 0; symbolize && i < n; i++) {
+		const vt_object *o = &v[i];
+		if ((o->flags & VT_OBJ_RECORDER) || !o->path[0] || o->path[0] != '/')
+			continue;	/* the recorder, the vdso */
+		hex_bytes(o->id, o->id_len, id);
+		if (sym_object_add(o->path, o->bias, o->flags & VT_OBJ_MAIN,
+				   o->id_len ? id : NULL, err) < 0)
+			fprintf(stderr, "skel: %s: %s: %s: its static data shows as '?'\n", what,
+				o->path, err);
+	}
+}
+
+static void stream_free(stream *s);
+
 static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 {
 	stream *s = calloc(1, sizeof *s);
@@ -1117,6 +1343,11 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	}
 	mods[0].bias = bias;
 	s->t.mod = &mods[0];
+	s->t.roi = mods[0].roi;
+	s->t.roi_on = !roi_active;
+	s->view.thread = thread;
+	if (symbolize)
+		symbols_of_exe(bias);
 	s->f = out;
 	s->spill = spill;
 	return s;
@@ -1124,6 +1355,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 
 static void stream_free(stream *s)
 {
+	free(s->hev);
 	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
@@ -1256,7 +1488,7 @@ static void report_total(FILE *f, totals *tot)
 static void begin_output(FILE *f)
 {
 	if (format == F_CSV)
-		fputs("thread,pc,kind,size,addr\n", f);
+		fputs(symbolize ? "thread,pc,kind,size,addr,object\n" : "thread,pc,kind,size,addr\n", f);
 }
 
 /* ------------------------------------------------------------ offline */
@@ -1369,9 +1601,13 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	totals tot = { .count = { 0, 0 } };
 	begin_output(out);
 	sim_nthreads = st.n;
+	for (size_t k = 0; k < st.n && track_heap; k++)	/* every thread's blocks */
+		sym_events_add(st.s[k].thread, st.s[k].heap, st.s[k].nheap);
 	for (size_t k = 0; k < st.n; k++) {
 		vt_stream *vs = &st.s[k];
 		stream *s = stream_new(vs->thread, bias, out, false);
+		if (track_heap)
+			heap_events_take(s, vs->heap, vs->nheap);
 		s->start = vs->start;
 		s->nvalues = vs->nvalues;
 		s->finished = true;
@@ -1641,6 +1877,11 @@ static int replay_fd(FILE *out, bool quiet)
 			}
 			if (c.type == VT_FORK && !s->forks++)
 				memcpy(&s->fork, p, sizeof s->fork);
+			if (c.type == VT_HEAP && track_heap) {
+				size_t n = c.payload_bytes / sizeof(vt_heap_event);
+				sym_events_add(c.thread, p, n);
+				heap_events_take(s, p, n);
+			}
 			if (c.type == VT_CRASH) {
 				s->crashed = true;
 				memcpy(&s->crash, p, sizeof s->crash);
@@ -1815,7 +2056,19 @@ int main(int argc, char **argv)
 			salvage = true;
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
-		else if ((so = sim_option(argc, argv, &i, &sim_kind, &scfg)) < 0)
+		else if (!strcmp(argv[i], "--symbolize"))
+			symbolize = true;
+		else if (!strcmp(argv[i], "--exe") && i + 1 < argc)
+			exe_path = argv[++i];
+		else if (!strcmp(argv[i], "--roi-markers"))
+			roi_markers = true;
+		else if (!strcmp(argv[i], "--roi") && i + 1 < argc) {
+			if (nroi == ROI_MAX) {
+				fprintf(stderr, "skel: replay: --roi: at most %d routines\n", ROI_MAX);
+				return 2;
+			}
+			roi_names[nroi++] = argv[++i];
+		} else if ((so = sim_option(argc, argv, &i, &sim_kind, &scfg)) < 0)
 			return 2;
 		else if (!so)
 			values = argv[i];
@@ -1832,12 +2085,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
 			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
-			"[--l1-per-thread]]\n");
+			"[--l1-per-thread]] [--symbolize [--exe APP]] [--roi FUNC]... [--roi-markers]\n");
 		return 2;
 	}
 	format = sim_kind ? F_SIM : (enum fmt)f;
 	static const writer_fn writers[] = { w_text, w_bin, w_lackey, w_din, w_csv, w_none, w_sim };
 	writer = writers[format];
+	if (symbolize && format != F_TEXT && format != F_CSV) {
+		fprintf(stderr, "skel: replay: --symbolize: with the text and csv formats only\n");
+		return 2;
+	}
+	if (symbolize)
+		writer = format == F_TEXT ? w_text_sym : w_csv_sym;
+	track_heap = symbolize;
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];
 	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");
@@ -1856,6 +2116,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	modules_load();
+	if (roi_setup() < 0) {
+		if (online)
+			drain();
+		return 2;
+	}
 	if (fetches && &sk_nsliced && sk_nsliced)
 		fprintf(stderr, "skel: replay: note: the instruction fetches of %u loops without "
 			"data accesses are not in this trace: they are not replayed (skel gen "
@@ -1874,5 +2139,6 @@ int main(int argc, char **argv)
 	}
 	if (out != stdout)
 		fclose(out);
+	sym_free();
 	return rc;
 }

@@ -52,6 +52,13 @@ struct sk_thread {
 	uint64_t dslot[16];         /* PATCH_DREG/DADDR (PATCH_DSLOTS); after
 	                             * the fields above, so modules compiled
 	                             * before it still fit */
+	/* regions of interest (--roi, --roi-markers), after dslot for the
+	 * same reason: */
+	const unsigned char *roi;   /* the running module's SK_ROI_* per
+	                             * routine id, NULL: none marked */
+	int roi_on;                 /* accesses are kept */
+	uint32_t roi_depth;         /* frames of --roi routines active */
+	uint32_t roi_marks;         /* skel_roi_begin calls not ended */
 	struct sk_resume *resume;   /* innermost live setjmp (SK_SETJMP) */
 };
 
@@ -71,6 +78,10 @@ typedef struct sk_resume {
 	const sk_module *mod;       /* the thread's state to restore */
 	uint64_t bias, mbits, crash_pc;
 	uint32_t depth;
+	const unsigned char *roi;   /* the region state (an unwind skips the
+	                             * frames' cleanups) */
+	uint32_t roi_depth;
+	int roi_on;
 } sk_resume;
 
 /* Out of words (sk_in's slow path).  Online (skel run) the replayer waits
@@ -160,10 +171,44 @@ static inline int sk_bit(sk_thread *t)
 	return b;
 }
 
+/* Regions of interest: a skeleton compiled with SK_ROI=1 starts each
+ * routine with SK_ROUTINE_ENTER(id); a routine the replayer marked (its
+ * t->roi entry) calls sk_roi_enter, and, at each of its returns, the
+ * frame's cleanup calls sk_roi_leave.  Accesses are kept while a marked
+ * routine is active (recursion counts once) or between the ends of
+ * skel_roi_begin and the start of skel_roi_end (--roi-markers). */
+enum { SK_ROI_FUNC = 1, SK_ROI_BEGIN = 2, SK_ROI_END = 3 };
+typedef struct sk_roi_frame {
+	sk_thread *t;
+	unsigned kind;              /* SK_ROI_*, 0: not marked */
+} sk_roi_frame;
+void sk_roi_enter(sk_roi_frame *f);
+void sk_roi_leave(sk_roi_frame *f);
+static inline void sk_roi_exit(sk_roi_frame *f)
+{
+	if (__builtin_expect(f->kind != 0, 0))
+		sk_roi_leave(f);
+}
+#if defined(SK_ROI) && SK_ROI
+/* weak: one per unit; the replayer checks the skeleton has the hooks */
+__attribute__((weak)) const int sk_roi_compiled = 1;
+#define SK_ROUTINE_ENTER(id) \
+	sk_roi_frame sk_roi_f __attribute__((cleanup(sk_roi_exit))) = \
+		{ t, t->roi ? t->roi[id] : 0u }; \
+	if (__builtin_expect(sk_roi_f.kind != 0, 0)) \
+		sk_roi_enter(&sk_roi_f)
+#else
+#define SK_ROUTINE_ENTER(id) ((void)0)
+#endif
+
 static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	if (__builtin_expect(t->w == t->end, 0) && pc == t->crash_pc)
 		sk_crashed(t);
+#if defined(SK_ROI) && SK_ROI
+	if (!t->roi_on)
+		return;
+#endif
 	t->count[kind]++;
 	t->bytes[kind] += size;
 	if (!t->count_only)
@@ -231,6 +276,9 @@ static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 	r->mbits = t->mbits;
 	r->crash_pc = t->crash_pc;
 	r->depth = t->depth;
+	r->roi = t->roi;
+	r->roi_depth = t->roi_depth;
+	r->roi_on = t->roi_on;
 	t->resume = r;
 }
 

@@ -148,6 +148,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_exec);
 	case VT_FORK:
 		return h->payload_bytes == sizeof(vt_fork);
+	case VT_HEAP:
+		return h->payload_bytes % sizeof(vt_heap_event) == 0;
 	case VT_OBJECTS:
 		return h->payload_bytes >= 8 &&
 		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
@@ -215,7 +217,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 	case VT_CRASH:
 		o->ended = true;
 		return 0;
-	default:	/* SIGNAL, FORK: events between words */
+	default:	/* SIGNAL, FORK, HEAP: events between words */
 		return 0;
 	}
 }
@@ -379,6 +381,26 @@ static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
+static int vt_heap_add(vt_stream *st, const uint8_t *p, size_t n)
+{
+	size_t k = n / sizeof(vt_heap_event);
+	if (!k)
+		return 0;
+	if (st->nheap + k > st->heapcap) {
+		size_t cap = st->heapcap ? st->heapcap : 64;
+		while (cap < st->nheap + k)
+			cap *= 2;
+		vt_heap_event *v = realloc(st->heap, cap * sizeof *v);
+		if (!v)
+			return -1;
+		st->heap = v;
+		st->heapcap = cap;
+	}
+	memcpy(st->heap + st->nheap, p, k * sizeof *st->heap);
+	st->nheap += k;
+	return 0;
+}
+
 static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
 {
 	if (!n)
@@ -464,6 +486,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_FORK) {
 		if (!st->forks++)
 			memcpy(&st->fork, c->payload, sizeof st->fork);
+	} else if (c->h.type == VT_HEAP) {
+		if (vt_heap_add(st, c->payload, n))
+			return vt_fail(err, "out of memory");
 	} else if (st->signalled) {
 		/* words of the handler and after: the replay stops at the
 		 * signal */
@@ -519,6 +544,7 @@ void vtrace_streams_free(vt_streams *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->s[i].values);
 		free(s->s[i].runs);
+		free(s->s[i].heap);
 	}
 	free(s->s);
 	free(s->map);

@@ -1063,6 +1063,7 @@ static void emit_routine(rgen *g)
 	fputs("SK_ROUTINE ", f);
 	emit_signature(g->g, g->id);
 	fputs("\n{\n", f);
+	fprintf(f, "\tSK_ROUTINE_ENTER(%u);\n", g->id);	/* --roi (skel_rt.h) */
 	uint32_t params = g->g->internal[g->id] ? g->g->entry_mask[g->id] : 0;
 	for (uint32_t v = 0; v < a->s.nvals; v++)
 		if (g->leaf_used[v] && !(v < SSA_NVARS && (params & (1u << v))))
@@ -1431,6 +1432,9 @@ static void emit_header(gen *g)
 		"#ifndef SK_HAVE_FETCHES\n"
 		"#define FETCH(b) ((void)0)\n"
 		"#define REFETCH(pc, len) ((void)0)\n"
+		"#endif\n"
+		"#ifndef SK_ROUTINE_ENTER\n"
+		"#define SK_ROUTINE_ENTER(id) ((void)0)\n"
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");

@@ -100,6 +100,48 @@ static void test_intact_file_reads_back(void **state)
 	vtrace_close(&t);
 }
 
+/* HEAP chunks: a thread's events read back in order, whole (two chunks);
+ * a payload that is not whole events, or a HEAP chunk before the
+ * thread's START, is refused. */
+static void test_heap_events_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[4096];
+	size_t at = vt_put_header(b);
+	at = vt_put_start(b, at, 0);
+	vt_heap_event e[3] = {
+		{ .word = 0, .seq = 1, .addr = 0x7000, .size = 0x1000, .kind = VT_HEAP_STACK },
+		{ .word = 2, .seq = 2, .addr = 0x5000, .size = 24, .site = 0x401000,
+		  .kind = VT_HEAP_MALLOC, .block = 1 },
+		{ .word = 2, .seq = 3, .addr = 0x5000, .kind = VT_HEAP_FREE },
+	};
+	at = vt_put_chunk(b, at, VT_HEAP, 0, 0, e, 2 * sizeof *e);
+	uint64_t w[2] = { 5, 6 };
+	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w, sizeof w);
+	at = vt_put_chunk(b, at, VT_HEAP, 0, 0, &e[2], sizeof *e);
+	size_t whole = at;
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	assert_int_equal(vtrace_open_mem(&t, b, whole, err), 0);
+	vt_streams s;
+	vtrace_streams_from(&t, &s);
+	assert_string_equal(s.error, "");
+	const vt_stream *st = vtrace_stream(&s, 0);
+	assert_non_null(st);
+	assert_int_equal(st->nheap, 3);
+	assert_int_equal(st->nvalues, 2);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(&st->heap[i], &e[i], sizeof *e);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	/* 50 bytes: not whole events */
+	at = vt_put_chunk(b, whole, VT_HEAP, 0, 0, e, 50);
+	expect(b, at, "type 11 with 50 bytes of payload");
+	/* thread 1 has no START */
+	at = vt_put_chunk(b, whole, VT_HEAP, 1, 0, e, sizeof *e);
+	expect(b, at, "before the thread's START chunk");
+}
+
 /* One bit of a value word, of a thread id, of the header's image_base */
 static void test_changed_bits_are_refused(void **state)
 {
@@ -184,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_changed_bits_are_refused),
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
+		cmocka_unit_test(test_heap_events_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
