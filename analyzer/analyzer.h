@@ -69,6 +69,11 @@ typedef struct binary {
 	uint64_t *fde_starts;
 	uint64_t *fde_ends; /* pc_begin + pc_range, parallel to fde_starts */
 	size_t nfdes;
+	/* C++ landing pads from the FDEs' LSDAs (.gcc_except_table): the
+	 * call site (its range's start) and the landing pad an exception
+	 * thrown from it goes to; sorted by call site */
+	uint64_t *lp_sites, *lp_pads;
+	size_t nlp;
 	/* code the loader calls: .init, .fini (DT_INIT, DT_FINI), the entries
 	 * of .init_array, .fini_array, .preinit_array (routines a stripped
 	 * binary has no FDE for) and the IFUNC resolvers IRELATIVE

@@ -932,6 +932,13 @@ static void seed_starts(cfg_ctx *c)
 	add_start(c, b->entry);
 	for (size_t i = 0; i < b->ninit_funcs; i++)
 		add_start(c, b->init_funcs[i]);
+	/* C++ landing pads: the unwinder enters them (its own frames are not
+	 * analyzed) as a longjmp does the code after setjmp */
+	for (size_t i = 0; i < b->nlp; i++)
+		if (cfg_is_code(b, b->lp_pads[i])) {
+			add_start(c, b->lp_pads[i]);
+			add_taken(c, b->lp_pads[i]);
+		}
 	/* an indirect call seen at run time going where the analysis had no
 	 * routine (the skeleton checks such calls when the binary has code
 	 * outside every known function): a routine, its address taken */

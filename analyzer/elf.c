@@ -857,10 +857,12 @@ static bool elf_encoded(elf_cursor *c, uint8_t enc, bool apply, uint64_t *out)
 
 /* The FDE pointer encoding of the CIE in [p, end) (after its length and
  * id), from the 'R' entry of a "z" augmentation; absptr by default. */
-static bool elf_cie_encoding(elf_cursor c, uint8_t *enc)
+static bool elf_cie_encoding(elf_cursor c, uint8_t *enc, uint8_t *lsda_enc, bool *z)
 {
 	uint64_t version, v;
 	*enc = DW_EH_PE_absptr;
+	*lsda_enc = DW_EH_PE_omit;
+	*z = false;
 	if (!elf_take(&c, 1, &version))
 		return false;
 	const char *aug = (const char *)c.p;
@@ -878,6 +880,7 @@ static bool elf_cie_encoding(elf_cursor c, uint8_t *enc)
 		return false;
 	if (aug[0] != 'z')
 		return true;
+	*z = true;
 	if (!elf_leb(&c, false, &v))
 		return false;
 	for (const char *a = aug + 1; *a; a++) {
@@ -887,7 +890,7 @@ static bool elf_cie_encoding(elf_cursor c, uint8_t *enc)
 			if (!elf_take(&c, 1, &byte))
 				return false;
 			*enc = (uint8_t)byte;
-			return true;
+			break;
 		case 'P':
 			if (!elf_take(&c, 1, &byte) || !elf_encoded(&c, (uint8_t)byte, false, &v))
 				return false;
@@ -895,6 +898,7 @@ static bool elf_cie_encoding(elf_cursor c, uint8_t *enc)
 		case 'L':
 			if (!elf_take(&c, 1, &byte))
 				return false;
+			*lsda_enc = (uint8_t)byte;
 			break;
 		case 'S': case 'B': case 'G':
 			break;
@@ -912,7 +916,47 @@ typedef struct elf_fde {
 typedef struct elf_fdes {
 	elf_fde *v;
 	size_t n, cap;
+	elf_fde *pads;          /* (call site, landing pad) pairs */
+	size_t npads, padcap;
 } elf_fdes;
+
+/* The call-site table of the LSDA at `lsda` (.gcc_except_table) of the
+ * function starting at `start`: each call site with a landing pad gives
+ * (call-site start, landing pad).  A table that cannot be read adds
+ * nothing (its landing pads then stay unknown code: a throw caught there
+ * stops the replay). */
+static int elf_parse_lsda(const binary *b, uint64_t lsda, uint64_t start, elf_fdes *out)
+{
+	const elf_section *s = elf_section_at(b, lsda);
+	if (!s || !s->data)
+		return 0;
+	elf_cursor c = { s->data + (lsda - s->addr), s->data + s->size, lsda };
+	uint64_t enc, lpstart = start, v, tlen, len;
+	if (!elf_take(&c, 1, &enc))
+		return 0;
+	if (enc != DW_EH_PE_omit && !elf_encoded(&c, (uint8_t)enc, true, &lpstart))
+		return 0;
+	if (!elf_take(&c, 1, &enc))
+		return 0;
+	if (enc != DW_EH_PE_omit && !elf_leb(&c, false, &v))
+		return 0;
+	if (!elf_take(&c, 1, &enc) || !elf_leb(&c, false, &tlen) || tlen > (uint64_t)(c.end - c.p))
+		return 0;
+	c.end = c.p + tlen;
+	while (c.p < c.end) {
+		uint64_t cs, lp, action;
+		if (!elf_encoded(&c, (uint8_t)enc, false, &cs) ||
+		    !elf_encoded(&c, (uint8_t)enc, false, &len) ||
+		    !elf_encoded(&c, (uint8_t)enc, false, &lp) || !elf_leb(&c, false, &action))
+			return 0;
+		if (!lp)
+			continue;
+		if (!elf_push((void **)&out->pads, &out->padcap, out->npads, sizeof *out->pads))
+			return -1;
+		out->pads[out->npads++] = (elf_fde){ start + cs, lpstart + lp };
+	}
+	return 0;
+}
 
 /* Function starts are FDEs over code, leaving out PLT stubs, which have
  * FDEs of their own but are not routines. */
@@ -939,13 +983,18 @@ static int elf_parse_fde(const binary *b, const elf_section *eh, elf_cursor c,
 	ci.end = ci.p + len;
 	if (!elf_take(&ci, 4, &id) || id != 0)
 		return 0;
-	uint8_t enc;
-	uint64_t start, range;
-	if (!elf_cie_encoding(ci, &enc) || !elf_encoded(&c, enc, true, &start) ||
+	uint8_t enc, lsda_enc;
+	bool z;
+	uint64_t start, range, auglen, lsda;
+	if (!elf_cie_encoding(ci, &enc, &lsda_enc, &z) || !elf_encoded(&c, enc, true, &start) ||
 	    !elf_encoded(&c, enc & 0x0f, false, &range))
 		return 0;
 	if (start + range < start || !elf_fde_wanted(b, start, start + range))
 		return 0;
+	if (z && lsda_enc != DW_EH_PE_omit && elf_leb(&c, false, &auglen) &&
+	    elf_encoded(&c, lsda_enc, true, &lsda) && lsda &&
+	    elf_parse_lsda(b, lsda, start, out) < 0)
+		return -1;
 	if (!elf_push((void **)&out->v, &out->cap, out->n, sizeof *out->v))
 		return -1;
 	out->v[out->n++] = (elf_fde){ start, start + range };
@@ -1011,6 +1060,19 @@ static int elf_load_fdes(elf_loader *ld)
 		b->nfdes++;
 	}
 	free(f.v);
+	elf_sort(f.pads, f.npads, sizeof *f.pads, elf_fde_cmp);
+	b->lp_sites = malloc((f.npads ? f.npads : 1) * sizeof *b->lp_sites);
+	b->lp_pads = malloc((f.npads ? f.npads : 1) * sizeof *b->lp_pads);
+	if (!b->lp_sites || !b->lp_pads) {
+		free(f.pads);
+		return elf_fail(ld->err, "out of memory");
+	}
+	for (size_t i = 0; i < f.npads; i++) {
+		b->lp_sites[i] = f.pads[i].start;
+		b->lp_pads[i] = f.pads[i].end;
+	}
+	b->nlp = f.npads;
+	free(f.pads);
 	return 0;
 }
 
@@ -1352,6 +1414,8 @@ void elf_close(binary *b)
 	free(b->plts);
 	free(b->fde_starts);
 	free(b->fde_ends);
+	free(b->lp_sites);
+	free(b->lp_pads);
 	free(b->init_funcs);
 	free(b->reloc_values);
 	free(b->exports);

@@ -1200,15 +1200,27 @@ void sk_resume_lost(sk_thread *t, uint64_t word)
 
 /* A routine entry word that is a live setjmp's (sk_resume): a longjmp.
  * Unwinds the skeleton to that setjmp's frame; returns when it is none. */
+static bool resume_matches(sk_resume *r, uint64_t word)
+{
+	if (!r->nwords)
+		return r->word == word;
+	for (uint32_t i = 0; i < r->nwords; i++)
+		if (r->words[i] + r->mbits == word) {
+			r->landed = i;
+			return true;
+		}
+	return false;
+}
+
 static void resume_longjmp(sk_thread *t, uint64_t word)
 {
 	sk_resume *r = t->resume;
-	while (r && r->word != word)
+	while (r && !resume_matches(r, word))
 		r = r->up;
 	if (!r)
 		return;
 	uint64_t sp = SP();
-	while (r && !(r->word == word && r->sp == sp))
+	while (r && !(resume_matches(r, word) && (r->nwords || r->sp == sp)))
 		r = r->up;
 	if (!r)
 		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "

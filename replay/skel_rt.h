@@ -73,6 +73,13 @@ struct sk_thread {
 typedef struct sk_resume {
 	void *jb[5];                /* __builtin_setjmp's buffer */
 	uint64_t word;              /* R's entry word (object bits included) */
+	/* a routine with C++ landing pads (sk_catch_push): their entry
+	 * words, less object bits, any of which lands here whatever the rsp
+	 * (the unwinder picks the innermost frame with a pad for its call
+	 * site, as the search from t->resume up does); landed: its index */
+	const uint64_t *words;
+	uint32_t nwords, landed;
+	sk_thread *thr;
 	uint64_t sp;                /* the program's rsp at R */
 	struct sk_resume *up;
 	const sk_module *mod;       /* the thread's state to restore */
@@ -269,6 +276,9 @@ void sk_resume_lost(sk_thread *t, uint64_t word);
 static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 {
 	r->word = word;
+	r->words = 0;
+	r->nwords = 0;
+	r->thr = t;
 	r->sp = 0;
 	r->up = t->resume;
 	r->mod = t->mod;
@@ -280,6 +290,20 @@ static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 	r->roi_depth = t->roi_depth;
 	r->roi_on = t->roi_on;
 	t->resume = r;
+}
+
+/* A routine whose calls have C++ landing pads: its frame's sk_resume,
+ * popped when the frame returns (cleanup attribute: sk_resume_pop). */
+static inline void sk_catch_push(sk_thread *t, sk_resume *r, const uint64_t *words, uint32_t n)
+{
+	sk_resume_push(t, r, 0);
+	r->words = words;
+	r->nwords = n;
+}
+
+static inline void sk_resume_pop(sk_resume *r)
+{
+	r->thr->resume = r->up;
 }
 
 /* A call to setjmp at pc returning to routine id, fn = r_<id>: runs R

@@ -79,6 +79,7 @@ typedef struct rgen {
 } rgen;
 
 static void emit_signature(gen *g, uint32_t id);
+static void emit_landing_pads(rgen *g);
 
 /* A symbol name inside a C comment or string: any byte that could end
  * either (or is not printable) is written as '?'. */
@@ -1076,6 +1077,7 @@ static void emit_routine(rgen *g)
 	if (rep)
 		fputs("\tuint64_t rep_cx = 0, rep_cx_after = 0, rep_si = 0, rep_di = 0;\n"
 		      "\t(void)rep_cx_after; (void)rep_si; (void)rep_di;\n", f);
+	emit_landing_pads(g);
 	/* the caller consumed the entry word; a jump back to the entry
 	 * passes the entry probe again */
 	bool again = r->blocks[0].npred > 0 || setjmp_to_self(r);
@@ -1306,6 +1308,44 @@ static void find_resumes(gen *g)
 			if (id >= 0)
 				g->resume[id] = 1;
 		}
+	for (size_t i = 0; i < p->bin.nlp; i++) {
+		int32_t id = routine_id(p, p->bin.lp_pads[i]);
+		if (id >= 0)
+			g->resume[id] = 1;
+	}
+}
+
+/* A routine whose call sites have C++ landing pads keeps an sk_resume
+ * for them in its frame: an exception caught there (or a cleanup run)
+ * shows as the pad's entry word, and the skeleton unwinds to this frame
+ * and runs the pad's routine in it (skel_rt.h: sk_catch_push). */
+static void emit_landing_pads(rgen *g)
+{
+	const program *p = g->g->p;
+	FILE *f = g->g->f;
+	VEC(uint32_t) ids = {0};
+	for (size_t i = 0; i < p->bin.nlp; i++) {
+		int32_t id = routine_id(p, p->bin.lp_pads[i]);
+		if (id < 0 || cfg_block_of(g->r, p->bin.lp_sites[i]) < 0)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < ids.n && !dup; k++)
+			dup = ids.a[k] == (uint32_t)id;
+		if (!dup)
+			vec_push(ids, (uint32_t)id);
+	}
+	if (!ids.n)
+		return;
+	fputs("\tstatic const uint64_t sk_lp_words[] = {", f);
+	for (size_t k = 0; k < ids.n; k++)
+		fprintf(f, " SK_ENTRY(%u),", ids.a[k]);
+	fputs(" };\n\tsk_resume sk_lp __attribute__((cleanup(sk_resume_pop)));\n", f);
+	fprintf(f, "\tsk_catch_push(t, &sk_lp, sk_lp_words, %zu);\n", ids.n);
+	fputs("\tif (__builtin_setjmp(sk_lp.jb)) {\n\t\tswitch (sk_lp.landed) {\n", f);
+	for (size_t k = 0; k < ids.n; k++)
+		fprintf(f, "\t\tcase %zu: r_%u(t); break;\n", k, ids.a[k]);
+	fputs("\t\t}\n\t\treturn;\n\t}\n", f);
+	free(ids.a);
 }
 
 static void find_extern_tails(gen *g)

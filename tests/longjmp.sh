@@ -1,30 +1,42 @@
 #!/bin/sh
-# setjmp/longjmp (tests/longjmp.c, issue 13): out of a loop nest, between
-# two live setjmp frames, into the middle of a recursion, siglongjmp, and
-# setjmp set again in a loop; -O0 and -O2.  Each must be exact under
-# skel check, with the program's output and status as native.
+# Non-local control (issue 13 item 2), -O0 and -O2: setjmp/longjmp
+# (tests/longjmp.c: out of a loop nest, between two live setjmp frames,
+# into the middle of a recursion, siglongjmp, setjmp set again in a loop)
+# and C++ exceptions (tests/except.cc: thrown through frames with
+# destructors, rethrown, thrown in libstdc++, a try inside a catch).  Each
+# must be exact under skel check, with the program's output and status as
+# native.
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
 fails=0
 bad() { echo "FAIL: longjmp: $*"; fails=$((fails+1)); }
-for o in O0 O2; do
-	${CC:-gcc} -$o -o "$tmp/lj-$o" tests/longjmp.c || { bad "cannot build -$o"; continue; }
-	./skel gen "$tmp/lj-$o" -o "$tmp/s-$o.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	grep -q "SK_SETJMP" "$tmp/s-$o.c" || bad "-$o: no setjmp in the skeleton (the test tests nothing)"
-	for c in "loop 3" nested recurse sig "again 20"; do
-		"$tmp/lj-$o" $c >"$tmp/native.out" 2>&1; nst=$?
-		if ./skel check "$tmp/s-$o.c" -- "$tmp/lj-$o" $c >"$tmp/check.out" 2>"$tmp/check.err"; then
-			echo "longjmp -$o $c: $(grep '^check:' "$tmp/check.err")"
-		else
-			bad "-$o $c: $(tail -6 "$tmp/check.err")"
-		fi
-		./skel run "$tmp/s-$o.c" --format count -o /dev/null -- "$tmp/lj-$o" $c >"$tmp/run.out" 2>"$tmp/run.err"
-		rst=$?
-		[ $rst -eq $nst ] || bad "-$o $c: skel run exited $rst, native $nst: $(tail -3 "$tmp/run.err")"
-		cmp -s "$tmp/run.out" "$tmp/native.out" || bad "-$o $c: output differs under skel run"
+# one program: NAME SOURCE COMPILER MARK (what its skeleton must hold, or
+# the test tests nothing), then its cases
+prog() {
+	name=$1 src=$2 cc=$3 mark=$4
+	shift 4
+	for o in O0 O2; do
+		b="$tmp/$name-$o"
+		$cc -$o -o "$b" "$src" || { bad "cannot build $src -$o"; continue; }
+		./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen $name -$o: $(cat "$tmp/gen.err")"; continue; }
+		grep -q "$mark" "$b.c" || bad "$name -$o: no $mark in the skeleton (the test tests nothing)"
+		for c in "$@"; do
+			"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+			if ./skel check "$b.c" -- "$b" $c >"$tmp/check.out" 2>"$tmp/check.err"; then
+				echo "$name -$o $c: $(grep '^check:' "$tmp/check.err")"
+			else
+				bad "$name -$o $c: $(tail -6 "$tmp/check.err")"
+			fi
+			./skel run "$b.c" --format count -o /dev/null -- "$b" $c >"$tmp/run.out" 2>"$tmp/run.err"
+			rst=$?
+			[ $rst -eq $nst ] || bad "$name -$o $c: skel run exited $rst, native $nst: $(tail -3 "$tmp/run.err")"
+			cmp -s "$tmp/run.out" "$tmp/native.out" || bad "$name -$o $c: output differs under skel run"
+		done
 	done
-done
-[ $fails -eq 0 ] && echo "longjmp: all passed"
+}
+prog longjmp tests/longjmp.c "${CC:-gcc}" SK_SETJMP "loop 3" nested recurse sig "again 20"
+prog except tests/except.cc "${CXX:-g++}" sk_catch_push "deep 3" "rethrow 4" "lib 6" "nested 3"
+[ $fails -eq 0 ] && echo "longjmp, except: all passed"
 [ $fails -eq 0 ]
