@@ -16,6 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 for b in build/samples/*-O2-*; do
 	cp "$b" "$out/elf/"
 done
+# C++ with exceptions: .gcc_except_table's call-site tables (elf.c)
+${CXX:-g++} -O2 -s -o "$out/elf/except-O2" tests/except.cc
 for b in /usr/bin/true /usr/bin/cat /usr/bin/echo; do
 	[ -f "$b" ] && cp "$b" "$out/elf/debian-$(basename "$b")"
 done
