@@ -1195,7 +1195,7 @@ static bool add_lea_functions(cfg_ctx *c, const routine *rs, size_t nr)
 	for (size_t x = 0; x < lea.n; x++) {
 		uint64_t a = lea.a[x], lo, hi;
 		if (!cfg_is_code(b, a) || is_start(c, a) ||
-		    bsearch(&a, data.a, data.n, sizeof *data.a, cmp_u64) ||
+		    (data.n && bsearch(&a, data.a, data.n, sizeof *data.a, cmp_u64)) ||
 		    function_extent(b, a, &lo, &hi) || in_function_symbol(b, a))
 			continue;
 		bool inside = false;

@@ -137,6 +137,28 @@ static void jump_into_an_instruction_keeps_its_successor(void **state)
 	unlink(exe);
 }
 
+/* A lea of code outside every function in a program that reads no data
+ * rip-relative: the search among data operands ran bsearch on an empty,
+ * NULL array (UBSan: null pointer argument; fuzzing found it in a mutated
+ * sample).  The lea's target, unreached by any routine, becomes one. */
+static void lea_of_code_without_rip_data(void **state)
+{
+	const char *exe = assemble(
+		"\t.text\n\t.globl _start\n_start:\n"
+		"\tlea 1f(%rip), %rax\n"
+		"\tcall *%rax\n"
+		"\tmov $60, %eax\n"
+		"\tsyscall\n"
+		"\thlt\n"
+		"1:\tret\n");
+	program p;
+	gen_ok(exe, &p);
+	/* lea (7 bytes), call *rax (2), mov (5), syscall (2), hlt (1) */
+	assert_non_null(program_routine_at(&p, p.bin.entry + 17));
+	program_free(&p);
+	unlink(exe);
+}
+
 /* The case fuzzing reported first: one byte 0xeb at file offset 0x11b5 of
  * switch-O2-nopie turns `add rsp, 0x10` at the end of main into a
  * `jmp` back into the middle of an instruction. */
@@ -189,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jump_into_an_instruction_keeps_its_successor),
+		cmocka_unit_test(lea_of_code_without_rip_data),
 		cmocka_unit_test(patched_switch_sample_generates),
 		cmocka_unit_test(empty_chunks_read_as_nothing),
 	};
