@@ -86,6 +86,24 @@ static void rec_jmp(rec_emit *e, uint64_t target)
 	rec_rel32(e, target, 0);
 }
 
+/* A rel32 to `target` from a relocated branch of the span: into the
+ * trampolines where the site enters an int3 site's block there
+ * (rec_plan_enters; code to code, which no relocation moves). */
+static void rec_branch_rel32(rec_emit *e, uint64_t target)
+{
+	if (!e->redir_from || target != e->redir_from) {
+		rec_rel32(e, target, 0);
+		return;
+	}
+	rec_b4(e, (int32_t)((int64_t)e->redir_to - (int64_t)(rec_here(e) + 4)));
+}
+
+static void rec_branch_jmp(rec_emit *e, uint64_t target)
+{
+	rec_b1(e, 0xe9);
+	rec_branch_rel32(e, target);
+}
+
 /* `opcode [rip+lit]` where lit holds `value`: rel32 fixed up later. */
 static void rec_riplit(rec_emit *e, const uint8_t *op, size_t n,
 		       uint64_t value)
@@ -738,14 +756,14 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 						   &target)))
 		return -1;
 	if (x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
-		rec_jmp(e, target);
+		rec_branch_jmp(e, target);
 		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
 		return 1;
 	}
 	if (cc >= 0) {
 		rec_b1(e, 0x0f);
 		rec_b1(e, (uint8_t)(0x80 | cc));
-		rec_rel32(e, target, 0);
+		rec_branch_rel32(e, target);
 		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
 		return 0;
 	}
@@ -757,9 +775,9 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 	size_t op_len = x->in.length - 1;
 	rec_b(e, (const void *)x->addr, op_len);
 	rec_b1(e, 5);
-	rec_jmp(e, span_end);
+	rec_branch_jmp(e, span_end);
 	rec_map(e, from, x->addr, VT_MAP_DISPLACED);
-	rec_jmp(e, target);
+	rec_branch_jmp(e, target);
 	return 1;
 }
 
@@ -784,7 +802,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		a += x.in.length;
 	}
 	if (!done)
-		rec_jmp(e, st->end);
+		rec_branch_jmp(e, st->end);
 	rec_lits_place(e);
 	while (e->len % 16)
 		rec_b1(e, 0xcc);
@@ -838,6 +856,27 @@ int rec_in_code(uint64_t pc)
 	return 0;
 }
 
+/* In front of int3 site t's trampoline, for the sites that enter its
+ * block: the block's instructions before the site (rec_stub_ok). */
+static uint64_t rec_stub_emit(rec_emit *e, const rec_site *t, uint64_t tramp)
+{
+	uint64_t entry = rec_here(e);
+	if (t->start == t->bstart)
+		return tramp;
+	for (uint64_t a = t->bstart; a < t->start;) {
+		rec_insn x;
+		if (rec_decode(a, t->start, &x) || rec_insn_emit(e, &x, t->start))
+			rec_die("cannot relocate the block at %" PRIx64,
+				t->bstart - R.cur->img.bias);
+		a += x.in.length;
+	}
+	rec_b1(e, 0xe9);
+	rec_b4(e, (int32_t)((int64_t)tramp - (int64_t)(rec_here(e) + 4)));
+	while (e->len % 16)
+		rec_b1(e, 0xcc);
+	return entry;
+}
+
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
@@ -845,7 +884,9 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 	size_t bound = 64 + 2048;	/* rec_short_fn */
 	for (size_t i = 0; i < ns; i++)
 		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
-			 40 * (sv[i].end - sv[i].start) + 160;
+			 40 * (sv[i].end - sv[i].start) + 160 +
+			 (sv[i].redirect ? 48 * (sv[sv[i].to].start -
+						 sv[sv[i].to].bstart) + 32 : 0);
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);
 	if (!code)
@@ -853,8 +894,23 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 			o->index ? o->img.path : "the executable");
 	*e = (rec_emit){ .p = code, .cap = size };
 	rec_short_fn(e);
+	uint64_t *stub = calloc(ns ? ns : 1, sizeof *stub);
+	if (!stub)
+		rec_die("out of memory");
+	/* the sites that enter an int3 site's block after it and its stub */
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < ns; i++) {
+		if (!sv[i].redirect != !pass)
+			continue;
+		if (sv[i].redirect) {
+			size_t t = sv[i].to;
+			if (!stub[t])
+				stub[t] = rec_stub_emit(e, &sv[t], tramp[t]);
+			e->redir_from = sv[i].redirect;
+			e->redir_to = stub[t];
+		}
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
+		e->redir_from = 0;
 		if (sv[i].int3) {
 			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i] };
 			if (R.verbose)
@@ -864,6 +920,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 					sv[i].bend - o->img.bias, o->index);
 		}
 	}
+	free(stub);
 	/* code pages are never written again (self-modifying-code clears) */
 	if (mprotect(code, size, PROT_READ | PROT_EXEC))
 		rec_die("cannot protect the trampolines: %s", strerror(errno));
