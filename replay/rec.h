@@ -37,13 +37,13 @@
 
 /* The hot path's state: initial-exec, so that its fs offset is fixed and
  * a trampoline reaches a field with one fs-relative load.  The cursor, and
- * the bit group being filled (format.h, PATCH_TBIT): `left` bits still
- * fit into the word at `slot`, whose sentinel is at `mask` (left 0: the
- * next outcome opens a new group at the cursor).  The fields' offsets are
- * fixed: the trampolines use them (REC_TLS_*). */
+ * the bit group being filled (format.h, PATCH_TBIT): the word at `slot`,
+ * whose sentinel is at `mask`; the group is closed when 2 * mask is 0
+ * (mask 2^63: full; 0: closed, the next outcome opens a new group at the
+ * cursor).  The fields' offsets are fixed: the trampolines use them
+ * (REC_TLS_*). */
 typedef struct rec_tls {
 	uint64_t *cursor;
-	uint64_t left;
 	uint64_t *slot;
 	uint64_t mask;
 	uint16_t *scur;		/* the short group being filled: its next */
@@ -51,13 +51,18 @@ typedef struct rec_tls {
 	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
 	uint64_t dslot[PATCH_DSLOTS];	/* PATCH_DREG, PATCH_DADDR */
 } rec_tls;
-#define REC_TLS_LEFT 8
-#define REC_TLS_SLOT 16
-#define REC_TLS_MASK 24
-#define REC_TLS_SCUR 32
-#define REC_TLS_SLEFT 40
-#define REC_TLS_LASTSP 48
-#define REC_TLS_DSLOT 56
+#define REC_TLS_SLOT 8
+#define REC_TLS_MASK 16
+#define REC_TLS_SCUR 24
+#define REC_TLS_SLEFT 32
+#define REC_TLS_LASTSP 40
+#define REC_TLS_DSLOT 48
+
+/* Whether a bit group is open in t (rec_bit). */
+static inline int rec_bits_open(const rec_tls *t)
+{
+	return (*(const volatile uint64_t *)&t->mask << 1) != 0;
+}
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */
@@ -262,6 +267,14 @@ typedef struct rec_relocs {
 	size_t n, cap;
 } rec_relocs;
 
+/* A rare path of the code being emitted (rec_emit.c, rec_cold_jrcxz). */
+typedef struct rec_cold {
+	size_t at;		/* its jrcxz's rel8 */
+	size_t resume;		/* where it goes back to */
+	int kind;
+} rec_cold;
+#define REC_MAX_COLD 8
+
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -272,6 +285,9 @@ typedef struct rec_emit {
 	rec_relocs rel[REC_NRELOC];
 	int nocache;		/* a field that no relocation describes */
 	uint64_t short_fn;	/* the object's shared short-value code */
+	uint64_t small_fn;	/* its short path, for a field in ax */
+	rec_cold cold[REC_MAX_COLD];
+	int ncold;
 	uint64_t redir_from, redir_to;	/* the site being emitted enters
 					   block redir_from at redir_to */
 } rec_emit;
