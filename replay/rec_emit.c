@@ -323,14 +323,17 @@ static void rec_bit(rec_emit *e, int cc)
 	rec_fs(e, 0x89, REC_RCX, REC_TLS_MASK);
 }
 
-static int rec_tbit(rec_emit *e, const rec_insn *x)
+/* `last`: x ends the span, and the rare path waits for the end of the
+ * trampoline (rec_site_emit), a few bytes on: no jump over it here. */
+static int rec_tbit(rec_emit *e, const rec_insn *x, int last)
 {
 	int cc = rec_cond_code(x);
 	if (cc < 0)
 		return -1;
 	rec_b1(e, 0x51);				/* push rcx */
 	rec_bit(e, cc);
-	rec_cold_here(e);
+	if (!last)
+		rec_cold_here(e);
 	rec_b1(e, 0x59);				/* pop rcx */
 	return 0;
 }
@@ -676,9 +679,10 @@ static const char *const rec_what_name[] = {
 };
 
 /* The probes of site st at x's address with the given `after`, in file
- * order with taken/target last, in one frame. */
+ * order with taken/target last, in one frame; `ends_span`: x is a jcc
+ * ending the span (rec_tbit). */
 static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
-		       size_t n, int after)
+		       size_t n, int after, int ends_span)
 {
 	size_t want = 0, first = 0;
 	for (size_t i = n; i-- > 0;)
@@ -701,7 +705,7 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			uint64_t cv;
 			if (rec_sword_const(p, &cv) && rec_short_const(e, cv) == 0)
 				continue;
-			if (p->what == PATCH_TBIT ? rec_tbit(e, x) : rec_value(e, x, p))
+			if (p->what == PATCH_TBIT ? rec_tbit(e, x, ends_span) : rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
@@ -856,17 +860,19 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 0);
+		rec_probes(e, &x, pv + st->p0, st->np, 0,
+			   a + x.in.length == st->end && rec_cond_code(&x) >= 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)
 			rec_die("cannot relocate %s at %" PRIx64,
 				ZydisMnemonicGetString(x.in.mnemonic),
 				a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 1);
+		rec_probes(e, &x, pv + st->p0, st->np, 1, 0);
 		a += x.in.length;
 	}
 	if (!done)
 		rec_branch_jmp(e, st->end);
+	rec_cold_place(e);
 	rec_lits_place(e);
 	while (e->len % 16)
 		rec_b1(e, 0xcc);
