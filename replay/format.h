@@ -85,6 +85,7 @@ static inline const char *skel_reg_name(unsigned r)
  *   skel-patch 1
  *   binary <id-hex> buildid|hash
  *   probe <pc> <block-start> <block-end> before|after <what>
+ *   enter <block> <pred-start> <pred-end>
  * Numbers are hex, "0x" optional; addresses are link-time (the recorder
  * adds the load bias).  <what>: reg <name> | addr <k> | taken | tbit |
  * target | word <hex>.  See docs/formats.md for the meaning of each. */
@@ -158,6 +159,16 @@ typedef struct patch_probe {
 	uint32_t line;		/* line in the patch text (0 if built) */
 } patch_probe;
 
+/* An `enter` line: the basic block [pred_start, pred_end), no jump
+ * landing inside it, reaches probed block `block` by its last instruction
+ * (a direct jmp or jcc to it) or by falling through.  A hint for the
+ * recorder, recording nothing: where `block` is too short for a jmp rel32
+ * (an int3 site), the predecessor's end may jump to the block's
+ * trampoline instead, so the int3 is only taken from other ways in. */
+typedef struct patch_enter {
+	uint64_t block, pred_start, pred_end;
+} patch_enter;
+
 typedef struct patch {
 	uint32_t version;
 	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
@@ -166,6 +177,8 @@ typedef struct patch {
 	patch_probe *probes;	/* in file order */
 	size_t nprobes;
 	size_t cap;
+	patch_enter *enters;	/* in file order, after the probes */
+	size_t nenters, capenters;
 } patch;
 
 /* Parses patch text.  On failure `p` is left empty and err says which line
@@ -183,6 +196,7 @@ uint64_t patch_hash(const patch *p);
 int patch_set_id(patch *p, const char *hex, uint32_t kind,
 		 char err[FMT_ERR_LEN]);
 int patch_add_probe(patch *p, const patch_probe *probe);
+int patch_add_enter(patch *p, const patch_enter *en);
 void patch_free(patch *p);
 
 /* A whole-process patch: the patches of several objects one after the

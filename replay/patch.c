@@ -56,17 +56,33 @@ static int patch_hex(const char *s, uint64_t *v)
 	return 0;
 }
 
+/* Room for one more of n elements of `size` bytes in *v. */
+static int patch_room(void **v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 16;
+	void *m = realloc(*v, c * size);
+	if (!m)
+		return -1;
+	*v = m;
+	*cap = c;
+	return 0;
+}
+
 int patch_add_probe(patch *p, const patch_probe *probe)
 {
-	if (p->nprobes == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		patch_probe *n = realloc(p->probes, cap * sizeof *n);
-		if (!n)
-			return -1;
-		p->probes = n;
-		p->cap = cap;
-	}
+	if (patch_room((void **)&p->probes, p->nprobes, &p->cap, sizeof *probe))
+		return -1;
 	p->probes[p->nprobes++] = *probe;
+	return 0;
+}
+
+int patch_add_enter(patch *p, const patch_enter *en)
+{
+	if (patch_room((void **)&p->enters, p->nenters, &p->capenters, sizeof *en))
+		return -1;
+	p->enters[p->nenters++] = *en;
 	return 0;
 }
 
@@ -250,6 +266,24 @@ static int patch_line(patch *p, char *s, unsigned line, int *state,
 			return patch_fail(err, line,
 					  "'probe' before the 'binary' line");
 		return patch_probe_parse(p, w, n, line, err);
+	}
+	if (strcmp(w[0], "enter") == 0) {
+		patch_enter en;
+		if (*state != 2)
+			return patch_fail(err, line,
+					  "'enter' before the 'binary' line");
+		if (n != 4)
+			return patch_fail(err, line,
+				"enter wants: <block> <pred-start> <pred-end>");
+		if (patch_hex(w[1], &en.block) || patch_hex(w[2], &en.pred_start) ||
+		    patch_hex(w[3], &en.pred_end))
+			return patch_fail(err, line, "bad hex address");
+		if (en.pred_start >= en.pred_end)
+			return patch_fail(err, line, "empty block [%" PRIx64 ", %" PRIx64 ")",
+					  en.pred_start, en.pred_end);
+		if (patch_add_enter(p, &en))
+			return patch_fail(err, line, "out of memory");
+		return 0;
 	}
 	return patch_fail(err, line, "unknown directive '%s'", w[0]);
 }
@@ -462,6 +496,10 @@ int patch_write(FILE *f, const patch *p)
 		patch_what_write(f, pr);
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < p->nenters; i++)
+		fprintf(f, "enter %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
+			p->enters[i].block, p->enters[i].pred_start,
+			p->enters[i].pred_end);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -514,11 +552,20 @@ uint64_t patch_hash(const patch *p)
 			break;
 		}
 	}
+	if (p->nenters) {	/* patches without them hash as before */
+		h = hash_u64(h, p->nenters);
+		for (size_t i = 0; i < p->nenters; i++) {
+			h = hash_u64(h, p->enters[i].block);
+			h = hash_u64(h, p->enters[i].pred_start);
+			h = hash_u64(h, p->enters[i].pred_end);
+		}
+	}
 	return h;
 }
 
 void patch_free(patch *p)
 {
 	free(p->probes);
+	free(p->enters);
 	memset(p, 0, sizeof *p);
 }

@@ -445,12 +445,13 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 		return;
 	}
 	o->patch = rec_section_probes(o->index);
-	size_t nn = R.nneighbour, nu = R.nunreachable;
+	size_t nn = R.nneighbour, nu = R.nunreachable, nr = R.nredirect;
 	size_t np;
 	rec_probe *pv = rec_probes_load(o, &np);
 	rec_site *sv;
 	size_t ns;
 	rec_plan(pv, np, &sv, &ns);
+	rec_plan_enters(o->patch, &sv, &ns);
 	uint64_t *tramp = calloc(ns ? ns : 1, sizeof *tramp);
 	rec_int3 *v = realloc(i3->v, (i3->n + ns + 1) * sizeof *v);
 	if (!tramp || !v)
@@ -473,8 +474,8 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 	if (cached && R.plan_check) {
 		rec_plan_check(&e, pd);
 	} else if (cached && !e.nocache) {
-		size_t counts[4] = { ns, np, R.nneighbour - nn,
-				     R.nunreachable - nu };
+		size_t counts[5] = { ns, np, R.nneighbour - nn,
+				     R.nunreachable - nu, R.nredirect - nr };
 		rec_plan_write(&e, pd, sv, counts);
 	}
 	for (int k = 0; k < REC_NRELOC; k++)

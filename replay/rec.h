@@ -38,13 +38,13 @@
 
 /* The hot path's state: initial-exec, so that its fs offset is fixed and
  * a trampoline reaches a field with one fs-relative load.  The cursor, and
- * the bit group being filled (format.h, PATCH_TBIT): `left` bits still
- * fit into the word at `slot`, whose sentinel is at `mask` (left 0: the
- * next outcome opens a new group at the cursor).  The fields' offsets are
- * fixed: the trampolines use them (REC_TLS_*). */
+ * the bit group being filled (format.h, PATCH_TBIT): the word at `slot`,
+ * whose sentinel is at `mask`; the group is closed when 2 * mask is 0
+ * (mask 2^63: full; 0: closed, the next outcome opens a new group at the
+ * cursor).  The fields' offsets are fixed: the trampolines use them
+ * (REC_TLS_*). */
 typedef struct rec_tls {
 	uint64_t *cursor;
-	uint64_t left;
 	uint64_t *slot;
 	uint64_t mask;
 	uint16_t *scur;		/* the short group being filled: its next */
@@ -52,13 +52,18 @@ typedef struct rec_tls {
 	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
 	uint64_t dslot[PATCH_DSLOTS];	/* PATCH_DREG, PATCH_DADDR */
 } rec_tls;
-#define REC_TLS_LEFT 8
-#define REC_TLS_SLOT 16
-#define REC_TLS_MASK 24
-#define REC_TLS_SCUR 32
-#define REC_TLS_SLEFT 40
-#define REC_TLS_LASTSP 48
-#define REC_TLS_DSLOT 56
+#define REC_TLS_SLOT 8
+#define REC_TLS_MASK 16
+#define REC_TLS_SCUR 24
+#define REC_TLS_SLEFT 32
+#define REC_TLS_LASTSP 40
+#define REC_TLS_DSLOT 48
+
+/* Whether a bit group is open in t (rec_bit). */
+static inline int rec_bits_open(const rec_tls *t)
+{
+	return (*(const volatile uint64_t *)&t->mask << 1) != 0;
+}
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */
@@ -146,6 +151,8 @@ typedef struct rec_state {
 	size_t nsites;
 	size_t nprobes;
 	size_t nneighbour;	/* sites whose span takes in other instructions */
+	size_t nredirect;	/* sites that enter an int3 site's block
+				   through its trampoline (rec_plan_enters) */
 	pthread_key_t key;
 	rec_thread *threads[REC_MAX_THREADS];
 	_Atomic uint32_t nthreads;
@@ -220,6 +227,10 @@ typedef struct rec_site {
 	int int3;
 	int last_transfer;	/* the span ends with a transfer */
 	uint64_t first_end;	/* end of its first probed instruction */
+	uint64_t redirect;	/* its jumps to this block start, and its
+				   fall-through there, go to the block's
+				   int3 site's trampoline (0: none) */
+	size_t to;		/* that int3 site */
 } rec_site;
 
 int rec_decode(uint64_t addr, uint64_t limit, rec_insn *x);
@@ -228,6 +239,11 @@ int rec_is_transfer(const rec_insn *x);
 int rec_cond_code(const rec_insn *x);
 int rec_probe_cmp(const void *a, const void *b);
 int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout);
+/* The patch's `enter` hints (format.h) for R.cur's int3 sites: a
+ * predecessor's last instructions become a site (or an existing one
+ * there goes on to its end) that enters the block through its int3 site's
+ * trampoline.  Sites are added at the end of *sv; the number made. */
+size_t rec_plan_enters(const patch *pt, rec_site **sv, size_t *ns);
 
 /* ------------------------------------------------------- rec_emit.c */
 
@@ -254,6 +270,14 @@ typedef struct rec_relocs {
 	size_t n, cap;
 } rec_relocs;
 
+/* A rare path of the code being emitted (rec_emit.c, rec_cold_jrcxz). */
+typedef struct rec_cold {
+	size_t at;		/* its jrcxz's rel8 */
+	size_t resume;		/* where it goes back to */
+	int kind;
+} rec_cold;
+#define REC_MAX_COLD 8
+
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -264,6 +288,11 @@ typedef struct rec_emit {
 	rec_relocs rel[REC_NRELOC];
 	int nocache;		/* a field that no relocation describes */
 	uint64_t short_fn;	/* the object's shared short-value code */
+	uint64_t small_fn;	/* its short path, for a field in ax */
+	rec_cold cold[REC_MAX_COLD];
+	int ncold;
+	uint64_t redir_from, redir_to;	/* the site being emitted enters
+					   block redir_from at redir_to */
 } rec_emit;
 
 /* The store that may hit the guard page; the SIGSEGV handler looks for
@@ -315,10 +344,11 @@ int rec_cache_on(void);
  * is no usable plan file (nothing is left behind then). */
 int rec_plan_read(rec_pending *pd, rec_int3_list *i3);
 /* Keeps the plan of R.cur just emitted into e; sv are its sites (one per
- * text write), counts its sites, probes, neighbour sites and probes left
- * out.  Quiet (but for SKEL_VERBOSE) when the cache cannot be written. */
+ * text write), counts its sites, probes, neighbour sites, probes left
+ * out and sites entering int3 blocks.  Quiet (but for SKEL_VERBOSE) when
+ * the cache cannot be written. */
 void rec_plan_write(const rec_emit *e, const rec_pending *pd,
-		    const rec_site *sv, const size_t counts[4]);
+		    const rec_site *sv, const size_t counts[5]);
 /* SKEL_PLAN_CHECK=1 (tests): compares the plan file of R.cur, moved to
  * e's place, with the fresh plan in e and pd; says which on stderr. */
 void rec_plan_check(const rec_emit *e, const rec_pending *pd);

@@ -224,7 +224,11 @@ void rec_prestart_release(void)
 	atomic_store(&rec_prestart_busy, 0);
 }
 
-_Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
+_Static_assert(offsetof(rec_tls, slot) == REC_TLS_SLOT &&
+	       offsetof(rec_tls, mask) == REC_TLS_MASK &&
+	       offsetof(rec_tls, scur) == REC_TLS_SCUR &&
+	       offsetof(rec_tls, sleft) == REC_TLS_SLEFT &&
+	       offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
 	       offsetof(rec_tls, dslot) == REC_TLS_DSLOT, "rec_tls layout");
 
 static void rec_tls_reset_deltas(void)
@@ -270,11 +274,11 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
 		t->base[i] = rec_prestart[i];
 	/* an open bit group moves with the kept words; else it is gone */
-	if (rec_t.left && rec_t.slot >= rec_prestart &&
+	if (rec_bits_open(&rec_t) && rec_t.slot >= rec_prestart &&
 	    rec_t.slot < rec_prestart + kept)
 		rec_t.slot = t->base + (rec_t.slot - rec_prestart);
 	else
-		rec_t.left = 0;
+		rec_t.mask = 0;
 	if (rec_t.sleft && (uint64_t *)rec_t.scur >= rec_prestart &&
 	    (uint64_t *)rec_t.scur < rec_prestart + kept)
 		rec_t.scur = (uint16_t *)t->base +
@@ -371,7 +375,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		t->origin = t->written;
 		t->sent = t->base;
 		rec_cursor = t->base;
-		rec_t.left = rec_t.sleft = 0;	/* its group, written, is closed */
+		rec_t.mask = rec_t.sleft = 0;	/* its group, written, is closed */
 	}
 }
 
@@ -379,10 +383,10 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
  * group its owner is still filling, nor what follows it (the group word
  * would be written before its last bits are in).  The cursor is read
  * first: a group is published before the cursor moves past it, and
- * `left` drops to 0 only after the group's last bit is stored. */
+ * its mask closes it only after the group's last bit is stored. */
 static uint64_t *rec_open_group_limit(const rec_thread *t, uint64_t *end)
 {
-	uint64_t left = *(volatile uint64_t *)&t->tls->left;
+	int left = rec_bits_open(t->tls);
 	uint64_t *slot = *(uint64_t *volatile *)&t->tls->slot;
 	uint64_t sleft = *(volatile uint64_t *)&t->tls->sleft;
 	/* a short group's word: where its next field is (a group whose last
@@ -451,7 +455,7 @@ static void rec_thread_end(rec_thread *t)
 	rec_flush_self(1);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
-	rec_t.left = rec_t.sleft = 0;
+	rec_t.mask = rec_t.sleft = 0;
 	/* the header page stays: the crash flush may still look at t */
 	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE);
 }
@@ -576,10 +580,11 @@ void rec_stats(const char *when)
 		rec_say("STATS %s objects_patched=%u sections=%zu sites=%zu "
 			"neighbour_sites=%zu int3_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
-			" int3_hits=%" PRIu64, when, atomic_load(&R.nobj), R.set.n,
+			" int3_hits=%" PRIu64 " int3_entered=%zu", when,
+			atomic_load(&R.nobj), R.set.n,
 			R.nsites, R.nneighbour, R.nint3, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
-			atomic_load(&R.int3_hits));
+			atomic_load(&R.int3_hits), R.nredirect);
 }
 
 void rec_finish(uint32_t how)
@@ -615,7 +620,7 @@ void rec_event(uint32_t type, void *payload, size_t n)
 	/* the words before the event are all written: the open bit group
 	 * too, so it is closed (a signal that came in the middle of a bit's
 	 * store is not followed exactly; handlers are not replayed) */
-	rec_t.left = rec_t.sleft = 0;
+	rec_t.mask = rec_t.sleft = 0;
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
 	rec_copy_bytes(payload, &t->written, sizeof t->written);
 	rec_chunk(type, t->index, payload, n);

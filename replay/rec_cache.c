@@ -347,7 +347,7 @@ typedef struct rec_plan_hdr {
 	uint32_t index, pad;
 	uint64_t code_len, code_size;
 	uint64_t nwrite, nint3, nmap, nrel[REC_NRELOC];
-	uint64_t nsites, nprobes, nneighbour, nunreachable;
+	uint64_t nsites, nprobes, nneighbour, nunreachable, nredirect;
 	uint64_t payload;	/* bytes after the header */
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
 } rec_plan_hdr;
@@ -401,7 +401,7 @@ static size_t rec_pad8(size_t n)
 }
 
 void rec_plan_write(const rec_emit *e, const rec_pending *pd,
-		    const rec_site *sv, const size_t counts[4])
+		    const rec_site *sv, const size_t counts[5])
 {
 	const rec_object *o = R.cur;
 	const patch *p = &R.set.obj[o->index];
@@ -437,7 +437,8 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 			   .code_size = rec_pad8(e->len), .nwrite = nw,
 			   .nint3 = ni, .nmap = pd->nmap,
 			   .nsites = counts[0], .nprobes = counts[1],
-			   .nneighbour = counts[2], .nunreachable = counts[3] };
+			   .nneighbour = counts[2], .nunreachable = counts[3],
+			   .nredirect = counts[4] };
 	memcpy(h.magic, REC_PLAN_MAGIC, 8);
 	memcpy(h.id, p->id, p->id_len);
 	struct iovec v[4 + REC_NRELOC];
@@ -692,6 +693,7 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	R.nprobes += h->nprobes;
 	R.nneighbour += h->nneighbour;
 	R.nunreachable += h->nunreachable;
+	R.nredirect += h->nredirect;
 	R.plans_read++;
 	f.code = NULL;	/* in use */
 	rec_plan_file_free(&f);

@@ -86,6 +86,24 @@ static void rec_jmp(rec_emit *e, uint64_t target)
 	rec_rel32(e, target, 0);
 }
 
+/* A rel32 to `target` from a relocated branch of the span: into the
+ * trampolines where the site enters an int3 site's block there
+ * (rec_plan_enters; code to code, which no relocation moves). */
+static void rec_branch_rel32(rec_emit *e, uint64_t target)
+{
+	if (!e->redir_from || target != e->redir_from) {
+		rec_rel32(e, target, 0);
+		return;
+	}
+	rec_b4(e, (int32_t)((int64_t)e->redir_to - (int64_t)(rec_here(e) + 4)));
+}
+
+static void rec_branch_jmp(rec_emit *e, uint64_t target)
+{
+	rec_b1(e, 0xe9);
+	rec_branch_rel32(e, target);
+}
+
 /* `opcode [rip+lit]` where lit holds `value`: rel32 fixed up later. */
 static void rec_riplit(rec_emit *e, const uint8_t *op, size_t n,
 		       uint64_t value)
@@ -207,71 +225,115 @@ enum { REC_RAX, REC_RCX, REC_RDX };
 #define REC_BIT_ZERO (-1)
 #define REC_BIT_ONE (-2)
 
-/* One bit into the thread's bit group (format.h, PATCH_TBIT), flag-free,
- * rax, rcx and rdx clobbered: with cc >= 0 a conditional jump's outcome,
- * taken by cmovcc from the program's flags, else REC_BIT_ZERO/ONE.
- * Adding `mask` moves the sentinel up and leaves a 0 below it; adding it
- * twice leaves a 1.  A new group is opened at the cursor by the same
- * store as a value's, so a guard-page fault there is handled as ever; it
- * is published (slot, mask, left) before the cursor moves past it, and
- * `left` drops after the bit is stored: a flush from another thread
- * (rec_flush_others) that sees the cursor sees the group, and one that
- * sees left 0 sees the group whole. */
-static void rec_bit(rec_emit *e, int cc)
+/* Rare code out of the hot path: a jrcxz (rel8) that the common case
+ * does not take, to a body placed after a point control never falls
+ * through (rec_cold_place), which jumps back to `resume`. */
+enum { REC_COLD_BIT, REC_COLD_FIELD };
+
+static void rec_cold_jrcxz(rec_emit *e, int kind, size_t resume)
 {
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
-	rec_b1(e, 0xe3);				/* jrcxz new (rel8) */
-	size_t to_new = e->len;
+	if (e->ncold == REC_MAX_COLD)
+		rec_die("too many rare paths pending");
+	rec_b1(e, 0xe3);
+	e->cold[e->ncold++] = (rec_cold){ e->len, resume, kind };
 	rec_b1(e, 0);
-	size_t cont = e->len;
-	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
-	rec_b(e, "\x48\x8b\x02", 3);			/* mov rax, [rdx] */
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_MASK);
-	if (cc == REC_BIT_ONE) {
-		rec_b(e, "\x48\x8d\x04\x48", 4);	/* lea rax, [rax+rcx*2] */
-	} else {
-		rec_b(e, "\x48\x8d\x04\x08", 4);	/* lea rax, [rax+rcx] */
-		if (cc >= 0) {
-			rec_b(e, "\x48\x8d\x14\x08", 4);	/* lea rdx, [rax+rcx] */
-			rec_b(e, "\x48\x0f", 2);		/* cmovcc rax, rdx */
-			rec_b1(e, (uint8_t)(0x40 | cc));
-			rec_b1(e, 0xc2);
-			rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
-		}
-	}
-	rec_b(e, "\x48\x89\x42\x00", 4);		/* mov [rdx+0], rax */
-	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
-	rec_fs(e, 0x89, REC_RCX, REC_TLS_MASK);
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_LEFT);
-	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
-	rec_fs(e, 0x89, REC_RCX, REC_TLS_LEFT);
-	rec_b1(e, 0xeb);				/* jmp done (rel8) */
-	size_t done = e->len;
-	rec_b1(e, 0);
-	if (e->len - (to_new + 1) > 127)
-		rec_die("bit group code too long for rel8");
-	e->p[to_new] = (uint8_t)(e->len - (to_new + 1));
-	rec_fs(e, 0x8b, REC_RDX, 0);			/* new: the cursor */
+}
+
+/* A new bit group at the cursor, published (slot, mask 1) before the
+ * cursor moves past it; rax = 1, the new mask. */
+static void rec_bit_open(rec_emit *e)
+{
+	rec_fs(e, 0x8b, REC_RDX, 0);
 	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
 	rec_b(e, rec_store_insn, sizeof rec_store_insn);
 	rec_fs(e, 0x89, REC_RDX, REC_TLS_SLOT);
-	rec_fs_imm(e, REC_TLS_MASK, 1);
-	rec_fs_imm(e, REC_TLS_LEFT, PATCH_TBIT_MAX);
+	rec_fs(e, 0x89, REC_RAX, REC_TLS_MASK);
 	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
 	rec_fs(e, 0x89, REC_RDX, 0);
-	rec_jmp_back(e, cont);
-	if (e->len - (done + 1) > 127)
-		rec_die("bit group code too long for rel8");
-	e->p[done] = (uint8_t)(e->len - (done + 1));
 }
 
-static int rec_tbit(rec_emit *e, const rec_insn *x)
+/* A new short group at the cursor (its word reserved by the same store as
+ * a value's), published before the cursor moves past it; rax kept. */
+static void rec_field_open(rec_emit *e)
+{
+	rec_fs(e, 0x8b, REC_RDX, 0);
+	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
+	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
+	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
+	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
+	rec_fs(e, 0x89, REC_RDX, 0);
+}
+
+static void rec_cold_place(rec_emit *e)
+{
+	for (int i = 0; i < e->ncold; i++) {
+		const rec_cold *c = &e->cold[i];
+		if (e->len - (c->at + 1) > 127)
+			rec_die("rare path out of rel8 reach");
+		e->p[c->at] = (uint8_t)(e->len - (c->at + 1));
+		if (c->kind == REC_COLD_BIT)
+			rec_bit_open(e);
+		else
+			rec_field_open(e);
+		rec_jmp_back(e, c->resume);
+	}
+	e->ncold = 0;
+}
+
+/* The rare paths pending, here, with a jump over them. */
+static void rec_cold_here(rec_emit *e)
+{
+	size_t over = rec_jmp_fwd(e);
+	rec_cold_place(e);
+	rec_land(e, over);
+}
+
+/* One bit into the thread's bit group (format.h, PATCH_TBIT), flag-free,
+ * rax, rcx and rdx clobbered: with cc >= 0 a conditional jump's outcome,
+ * taken by cmovcc from the program's flags, else REC_BIT_ZERO/ONE.
+ * The group word's sentinel is at `mask`: adding mask moves it up and
+ * leaves a 0 below it, adding 2 * mask leaves a 1.  The group is closed
+ * when 2 * mask wraps to 0 (mask 2^63: 63 bits in; 0: none open), which
+ * jrcxz tests; a new one is opened out of line (rec_bit_open), with a
+ * store whose guard-page fault is handled as a value's.  The mask moves
+ * after the bit is stored: a flush from another thread (rec_flush_others)
+ * that sees the cursor past the group sees it, and one that sees it
+ * closed sees it whole. */
+static void rec_bit(rec_emit *e, int cc)
+{
+	rec_fs(e, 0x8b, REC_RAX, REC_TLS_MASK);
+	size_t cont = e->len;
+	rec_b(e, "\x48\x8d\x0c\x00", 4);		/* lea rcx, [rax+rax] */
+	rec_cold_jrcxz(e, REC_COLD_BIT, cont);		/* back with mask 1 */
+	if (cc == REC_BIT_ONE) {
+		rec_b(e, "\x48\x89\xc8", 3);		/* mov rax, rcx */
+	} else if (cc >= 0) {
+		rec_b(e, "\x48\x0f", 2);		/* cmovcc rax, rcx */
+		rec_b1(e, (uint8_t)(0x40 | cc));
+		rec_b1(e, 0xc1);
+	}
+	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
+	rec_b(e, "\x48\x8b\x0a", 3);			/* mov rcx, [rdx] */
+	rec_b(e, "\x48\x8d\x0c\x01", 4);		/* lea rcx, [rcx+rax] */
+	rec_b(e, "\x48\x89\x0a", 3);			/* mov [rdx], rcx */
+	rec_fs(e, 0x8b, REC_RCX, REC_TLS_MASK);
+	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
+	rec_fs(e, 0x89, REC_RCX, REC_TLS_MASK);
+}
+
+/* `last`: x ends the span, and the rare path waits for the end of the
+ * trampoline (rec_site_emit), a few bytes on: no jump over it here. */
+static int rec_tbit(rec_emit *e, const rec_insn *x, int last)
 {
 	int cc = rec_cond_code(x);
 	if (cc < 0)
 		return -1;
 	rec_b1(e, 0x51);				/* push rcx */
 	rec_bit(e, cc);
+	if (!last)
+		rec_cold_here(e);
 	rec_b1(e, 0x59);				/* pop rcx */
 	return 0;
 }
@@ -284,13 +346,11 @@ static int rec_tbit(rec_emit *e, const rec_insn *x)
 
 /* The 16-bit field in ax into the thread's short group (format.h,
  * PATCH_SREG), flag-free, rcx and rdx clobbered; a group full or closed
- * opens a new one at the cursor (its word reserved by the same store as a
- * value's, so a guard-page fault there is handled as ever). */
+ * opens a new one out of line (rec_field_open). */
 static void rec_field(rec_emit *e)
 {
 	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
-	size_t to_open = rec_jrcxz_fwd(e);
-	size_t have = e->len;
+	rec_cold_jrcxz(e, REC_COLD_FIELD, e->len + 2);
 	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SCUR);
 	rec_b(e, "\x66\x89\x02", 3);			/* mov [rdx], ax */
 	rec_b(e, "\x48\x8d\x52\x02", 4);		/* lea rdx, [rdx+2] */
@@ -298,24 +358,14 @@ static void rec_field(rec_emit *e)
 	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
 	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
 	rec_fs(e, 0x89, REC_RCX, REC_TLS_SLEFT);
-	size_t done = rec_jmp_fwd(e);
-	rec_land(e, to_open);				/* open a short group */
-	rec_fs(e, 0x8b, REC_RDX, 0);
-	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
-	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
-	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
-	rec_fs(e, 0x89, REC_RDX, 0);
-	rec_jmp_back(e, have);
-	rec_land(e, done);
 }
 
 /* The shared code of an object's short values (rec_short calls it):
  * the value in rax, rax, rcx and rdx clobbered, flag-free.  One copy per
  * object instead of one per probe: its three paths are most of a short
- * value's code. */
+ * value's code.  The short path falls through to `small_fn` (rax: the
+ * field), which constant short values call directly; the rare paths of
+ * its bit and field come after its ret. */
 static void rec_short_fn(rec_emit *e)
 {
 	e->short_fn = rec_here(e);
@@ -324,14 +374,24 @@ static void rec_short_fn(rec_emit *e)
 	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS] */
 	rec_b4(e, (int32_t)PATCH_SHORT_BIAS);
 	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	rec_b(e, "\xe3\x02", 2);			/* jrcxz +2 */
-	size_t to_big = e->len + 1;
-	rec_b(e, "\xeb\x00", 2);			/* jmp big */
+	rec_b(e, "\xe3\x05", 2);			/* jrcxz +5 */
+	size_t to_big1 = rec_jmp_fwd(e);
 	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
 	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
 	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	size_t to_small = rec_jrcxz_fwd(e);
-	e->p[to_big] = (uint8_t)(e->len - (to_big + 1));
+	rec_b(e, "\xe3\x05", 2);			/* jrcxz +5 */
+	size_t to_big2 = rec_jmp_fwd(e);
+	rec_b(e, "\x48\x8d\x80", 3);			/* lea rax, [rax+BIAS+1] */
+	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
+	e->small_fn = rec_here(e);
+	rec_b1(e, 0x50);				/* small: push rax */
+	rec_bit(e, REC_BIT_ZERO);
+	rec_b1(e, 0x58);				/* pop rax */
+	rec_field(e);
+	rec_b1(e, 0xc3);				/* ret */
+	rec_cold_place(e);
+	rec_land(e, to_big1);
+	rec_land(e, to_big2);
 	/* medium if u = rax + 2^29 < 2^30: u >> 30 by shrx (BMI2 has no
 	 * flags); without BMI2 every value past the short range is big */
 	size_t to_medium = 0;
@@ -344,37 +404,30 @@ static void rec_short_fn(rec_emit *e)
 	rec_b1(e, 0x50);				/* big: push rax */
 	rec_bit(e, REC_BIT_ONE);
 	rec_bit(e, REC_BIT_ONE);
+	rec_cold_here(e);
 	rec_b1(e, 0x58);				/* pop rax */
 	rec_store(e);
-	size_t done1 = rec_jmp_fwd(e), done2 = 0;
+	rec_b1(e, 0xc3);				/* ret */
 	if (R.have_bmi2) {
 		rec_land(e, to_medium);
 		rec_b1(e, 0x50);			/* medium: push rax */
 		rec_bit(e, REC_BIT_ONE);
 		rec_bit(e, REC_BIT_ZERO);
+		rec_cold_here(e);
 		rec_b1(e, 0x58);			/* pop rax */
 		rec_b(e, "\x48\x8d\x80\0\0\0\x20", 7);	/* lea rax, [rax+2^29] */
 		rec_b1(e, 0x50);			/* push rax */
 		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
 		rec_field(e);				/* bits 0..14, odd */
+		rec_cold_here(e);
 		rec_b1(e, 0x58);			/* pop rax */
 		rec_b(e, "\xb9\x0f\0\0\0", 5);		/* mov ecx, 15 */
 		rec_b(e, "\xc4\xe2\xf3\xf7\xc0", 5);	/* shrx rax, rax, rcx */
 		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
 		rec_field(e);				/* bits 15..29, odd */
-		done2 = rec_jmp_fwd(e);
+		rec_b1(e, 0xc3);			/* ret */
+		rec_cold_place(e);
 	}
-	rec_land(e, to_small);
-	rec_b1(e, 0x50);				/* small: push rax */
-	rec_bit(e, REC_BIT_ZERO);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_b(e, "\x48\x8d\x80", 3);			/* lea rax, [rax+BIAS+1] */
-	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
-	rec_field(e);
-	rec_land(e, done1);
-	if (R.have_bmi2)
-		rec_land(e, done2);
-	rec_b1(e, 0xc3);				/* ret */
 }
 
 /* The value in rax (minus the runtime address `minus`, if not 0) as a
@@ -401,6 +454,35 @@ static void rec_short(rec_emit *e, uint64_t minus)
 	rec_b1(e, 0xe8);				/* call short_fn */
 	rec_b4(e, (int32_t)((int64_t)e->short_fn - (int64_t)(rec_here(e) + 4)));
 	rec_b1(e, 0x59);				/* pop rcx */
+}
+
+/* Constant v as a short value: its kind known now, a short one's field
+ * goes straight to small_fn.  -1 if v is not short (rec_short then). */
+static int rec_short_const(rec_emit *e, uint64_t v)
+{
+	if (v + PATCH_SHORT_BIAS > 0xfffe)
+		return -1;
+	rec_b1(e, 0x51);				/* push rcx */
+	rec_b1(e, 0xb8);				/* mov eax, field */
+	rec_b4(e, (int32_t)(v + PATCH_SHORT_BIAS + 1));
+	rec_b1(e, 0xe8);				/* call small_fn */
+	rec_b4(e, (int32_t)((int64_t)e->small_fn - (int64_t)(rec_here(e) + 4)));
+	rec_b1(e, 0x59);				/* pop rcx */
+	return 0;
+}
+
+/* A `sword` probe whose word is the same in every process: the
+ * executable's (object 0: an entry word's object bits are 0), or a word
+ * that is no entry word. */
+static int rec_sword_const(const patch_probe *p, uint64_t *v)
+{
+	uint64_t w = patch_entry_word(p->word, R.cur->index);
+	if (p->what != PATCH_SWORD ||
+	    (R.cur->index && (w != p->word ||
+			      (p->word & PATCH_ENTRY_MASK) == PATCH_ENTRY_TOP)))
+		return 0;
+	*v = w - PATCH_CTL_BASE;
+	return 1;
 }
 
 /* rax = the program's value of GPR r at the probe frame. */
@@ -597,9 +679,10 @@ static const char *const rec_what_name[] = {
 };
 
 /* The probes of site st at x's address with the given `after`, in file
- * order with taken/target last, in one frame. */
+ * order with taken/target last, in one frame; `ends_span`: x is a jcc
+ * ending the span (rec_tbit). */
 static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
-		       size_t n, int after)
+		       size_t n, int after, int ends_span)
 {
 	size_t want = 0, first = 0;
 	for (size_t i = n; i-- > 0;)
@@ -619,7 +702,10 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
 			if (p->pc != x->addr || p->after != after || ctl != last)
 				continue;
-			if (p->what == PATCH_TBIT ? rec_tbit(e, x) : rec_value(e, x, p))
+			uint64_t cv;
+			if (rec_sword_const(p, &cv) && rec_short_const(e, cv) == 0)
+				continue;
+			if (p->what == PATCH_TBIT ? rec_tbit(e, x, ends_span) : rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
@@ -738,14 +824,14 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 						   &target)))
 		return -1;
 	if (x->in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) {
-		rec_jmp(e, target);
+		rec_branch_jmp(e, target);
 		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
 		return 1;
 	}
 	if (cc >= 0) {
 		rec_b1(e, 0x0f);
 		rec_b1(e, (uint8_t)(0x80 | cc));
-		rec_rel32(e, target, 0);
+		rec_branch_rel32(e, target);
 		rec_map(e, from, x->addr, VT_MAP_DISPLACED);
 		return 0;
 	}
@@ -757,9 +843,9 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 	size_t op_len = x->in.length - 1;
 	rec_b(e, (const void *)x->addr, op_len);
 	rec_b1(e, 5);
-	rec_jmp(e, span_end);
+	rec_branch_jmp(e, span_end);
 	rec_map(e, from, x->addr, VT_MAP_DISPLACED);
-	rec_jmp(e, target);
+	rec_branch_jmp(e, target);
 	return 1;
 }
 
@@ -774,17 +860,19 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 0);
+		rec_probes(e, &x, pv + st->p0, st->np, 0,
+			   a + x.in.length == st->end && rec_cond_code(&x) >= 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)
 			rec_die("cannot relocate %s at %" PRIx64,
 				ZydisMnemonicGetString(x.in.mnemonic),
 				a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 1);
+		rec_probes(e, &x, pv + st->p0, st->np, 1, 0);
 		a += x.in.length;
 	}
 	if (!done)
-		rec_jmp(e, st->end);
+		rec_branch_jmp(e, st->end);
+	rec_cold_place(e);
 	rec_lits_place(e);
 	while (e->len % 16)
 		rec_b1(e, 0xcc);
@@ -838,6 +926,27 @@ int rec_in_code(uint64_t pc)
 	return 0;
 }
 
+/* In front of int3 site t's trampoline, for the sites that enter its
+ * block: the block's instructions before the site (rec_stub_ok). */
+static uint64_t rec_stub_emit(rec_emit *e, const rec_site *t, uint64_t tramp)
+{
+	uint64_t entry = rec_here(e);
+	if (t->start == t->bstart)
+		return tramp;
+	for (uint64_t a = t->bstart; a < t->start;) {
+		rec_insn x;
+		if (rec_decode(a, t->start, &x) || rec_insn_emit(e, &x, t->start))
+			rec_die("cannot relocate the block at %" PRIx64,
+				t->bstart - R.cur->img.bias);
+		a += x.in.length;
+	}
+	rec_b1(e, 0xe9);
+	rec_b4(e, (int32_t)((int64_t)tramp - (int64_t)(rec_here(e) + 4)));
+	while (e->len % 16)
+		rec_b1(e, 0xcc);
+	return entry;
+}
+
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
@@ -845,7 +954,9 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 	size_t bound = 64 + 2048;	/* rec_short_fn */
 	for (size_t i = 0; i < ns; i++)
 		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
-			 40 * (sv[i].end - sv[i].start) + 160;
+			 40 * (sv[i].end - sv[i].start) + 160 +
+			 (sv[i].redirect ? 48 * (sv[sv[i].to].start -
+						 sv[sv[i].to].bstart) + 32 : 0);
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);
 	if (!code)
@@ -853,8 +964,23 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 			o->index ? o->img.path : "the executable");
 	*e = (rec_emit){ .p = code, .cap = size };
 	rec_short_fn(e);
+	uint64_t *stub = calloc(ns ? ns : 1, sizeof *stub);
+	if (!stub)
+		rec_die("out of memory");
+	/* the sites that enter an int3 site's block after it and its stub */
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < ns; i++) {
+		if (!sv[i].redirect != !pass)
+			continue;
+		if (sv[i].redirect) {
+			size_t t = sv[i].to;
+			if (!stub[t])
+				stub[t] = rec_stub_emit(e, &sv[t], tramp[t]);
+			e->redir_from = sv[i].redirect;
+			e->redir_to = stub[t];
+		}
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
+		e->redir_from = 0;
 		if (sv[i].int3) {
 			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i] };
 			if (R.verbose)
@@ -864,6 +990,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 					sv[i].bend - o->img.bias, o->index);
 		}
 	}
+	free(stub);
 	/* code pages are never written again (self-modifying-code clears) */
 	if (mprotect(code, size, PROT_READ | PROT_EXEC))
 		rec_die("cannot protect the trampolines: %s", strerror(errno));

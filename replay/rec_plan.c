@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ decoding */
 
@@ -190,7 +191,7 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 		rec_site *st = &sv[ns++];
 		*st = (rec_site){ s, e, pr->block_start, pr->block_end, i, 1,
-				  rc == 1, lt, fe };
+				  rc == 1, lt, fe, 0, 0 };
 		if (rc == 1) {
 			rec_insn x;
 			rec_decode(pr->pc, pr->block_end, &x);
@@ -207,4 +208,135 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 	*out = sv;
 	*nout = ns;
 	return 0;
+}
+
+/* ------------------------------------------------ entering int3 blocks */
+
+/* The first site of the block starting at b, if it is an int3 site. */
+static long rec_int3_site_of(const rec_site *sv, size_t ns, uint64_t b)
+{
+	long best = -1;
+	for (size_t k = 0; k < ns; k++)
+		if (sv[k].bstart == b && !sv[k].redirect &&
+		    (best < 0 || sv[k].start < sv[best].start))
+			best = (long)k;
+	return best >= 0 && sv[best].int3 ? best : -1;
+}
+
+/* The instructions of the block before its int3 site, which the stub in
+ * front of its trampoline runs (rec_emit.c): all relocatable, none a
+ * transfer but a jcc whose fall-through stays in the block. */
+static int rec_stub_ok(const rec_site *t)
+{
+	rec_insn x;
+	for (uint64_t a = t->bstart; a < t->start; a += x.in.length)
+		if (rec_decode(a, t->start, &x) || rec_hard_transfer(&x) ||
+		    a + x.in.length > t->start)
+			return 0;
+	return 1;
+}
+
+/* Whether the last instruction x of a predecessor ending at pe reaches
+ * block b by a direct jump or by falling through (never a call: its
+ * return address is the original one). */
+static int rec_reaches(const rec_insn *x, uint64_t pe, uint64_t b)
+{
+	uint64_t target;
+	int rel = (x->in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+		  x->op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		  ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->in, &x->op[0],
+							x->addr, &target));
+	switch (x->in.meta.category) {
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		return rel && target == b;
+	case ZYDIS_CATEGORY_COND_BR:
+		return rec_cond_code(x) >= 0 && ((rel && target == b) || pe == b);
+	default:
+		return !rec_is_transfer(x) && pe == b;
+	}
+}
+
+size_t rec_plan_enters(const patch *pt, rec_site **svp, size_t *ns)
+{
+	const uint64_t bias = R.cur->img.bias;
+	size_t made = 0;
+	if (R.force_int3 || R.cur->index)	/* libraries: rec_block_clip */
+		return 0;
+	for (size_t i = 0; i < pt->nenters; i++) {
+		rec_site *sv = *svp;
+		uint64_t b = pt->enters[i].block + bias;
+		uint64_t ps = pt->enters[i].pred_start + bias;
+		uint64_t pe = pt->enters[i].pred_end + bias;
+		long t = rec_int3_site_of(sv, *ns, b);
+		if (t < 0 || !rec_stub_ok(&sv[t]))
+			continue;
+		/* the predecessor's last instructions (a span needs no more
+		 * than five), its last one reaching b */
+		uint64_t at[6];
+		size_t n = 0;
+		rec_insn x;
+		for (uint64_t a = ps; a < pe; a += x.in.length) {
+			if (rec_decode(a, pe, &x))
+				break;
+			if (n == 6)
+				memmove(at, at + 1, 5 * sizeof *at), n--;
+			at[n++] = a;
+		}
+		if (!n || rec_decode(at[n - 1], pe, &x) ||
+		    at[n - 1] + x.in.length != pe || !rec_reaches(&x, pe, b))
+			continue;
+		int last_transfer = rec_hard_transfer(&x);
+		/* a site already over its end goes on to it and enters b */
+		long over = -1, several = 0;
+		for (size_t k = 0; k < *ns; k++)
+			if (sv[k].start < pe && sv[k].end > ps) {
+				several |= over >= 0;
+				over = (long)k;
+			}
+		if (several)
+			continue;
+		if (over >= 0) {
+			rec_site *st = &sv[over];
+			if (st->int3 || st->redirect || st->start < ps ||
+			    (st->last_transfer && st->end != pe))
+				continue;
+			for (uint64_t a = st->end; a < pe; a += x.in.length)
+				if (rec_decode(a, pe, &x) || (rec_hard_transfer(&x) &&
+							      a + x.in.length != pe))
+					goto next;
+			if (st->end < pe) {
+				st->end = pe;
+				if (st->bend < pe)
+					st->bend = pe;
+				st->last_transfer = last_transfer;
+			}
+			st->redirect = b;
+			st->to = (size_t)t;
+			made++;
+			continue;
+		}
+		/* else the fewest last instructions that make 5 bytes, none a
+		 * transfer but the last */
+		size_t k = n - 1;
+		while (k > 0 && pe - at[k] < 5) {
+			rec_decode(at[k - 1], pe, &x);
+			if (rec_hard_transfer(&x))
+				break;
+			k--;
+		}
+		if (pe - at[k] < 5)
+			continue;
+		sv = realloc(sv, (*ns + 1) * sizeof *sv);
+		if (!sv)
+			rec_die("out of memory");
+		*svp = sv;
+		sv[(*ns)++] = (rec_site){ .start = at[k], .end = pe,
+			.bstart = ps, .bend = pe, .p0 = 0, .np = 0,
+			.last_transfer = last_transfer, .first_end = pe, .redirect = b,
+			.to = (size_t)t };
+		made++;
+next:;
+	}
+	R.nredirect += made;
+	return made;
 }

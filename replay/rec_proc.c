@@ -105,7 +105,7 @@ void rec_atfork_child(void)
 	R.fd = -1;
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
-	rec_t.left = rec_t.sleft = 0;
+	rec_t.mask = rec_t.sleft = 0;
 }
 
 /* exec: the image's words so far are written, then an EXEC chunk says

@@ -258,6 +258,42 @@ static const char *addr_in(uint64_t pc, unsigned m)
 	return buf;
 }
 
+/* A probed block shorter than a jmp rel32 becomes an int3 site in the
+ * recorder; `enter` lines name the predecessors whose end may jump to its
+ * trampoline instead (format.h): those that reach it by a direct jump or
+ * by falling through, no instruction of them shared with another routine
+ * (whose blocks could start inside) and none a routine's entry. */
+static void add_enters(rgen *g, uint64_t bs, uint64_t be)
+{
+	const routine *r = g->r;
+	patch *pt = g->g->pt;
+	int32_t b = cfg_block_of(r, bs);
+	uint32_t one;
+	if (be - bs >= 5 || b < 0 || r->blocks[b].start != bs)
+		return;
+	for (size_t k = 0; k < pt->nenters; k++)
+		if (pt->enters[k].block == bs)
+			return;
+	const block *bb = &r->blocks[b];
+	for (uint32_t k = 0; k < bb->npred; k++) {
+		const block *pb = &r->blocks[bb->pred[k]];
+		if (!pb->ninsn)
+			continue;
+		const insn *last = &r->insns[pb->first + pb->ninsn - 1];
+		bool falls = pb->end == bs && (last->flow == FLOW_NEXT || last->flow == FLOW_CJUMP);
+		bool jumps = (last->flow == FLOW_JUMP || last->flow == FLOW_CJUMP) &&
+			     last->target == bs;
+		bool ok = falls || jumps;
+		for (uint32_t j = 0; ok && j < pb->ninsn; j++) {
+			uint64_t a = r->insns[pb->first + j].addr;
+			ok = !addrmap_get(&g->g->shared, a, &one) &&
+			     (j == 0 || !program_is_entry(g->g->p, a));
+		}
+		if (ok)
+			patch_add_enter(pt, &(patch_enter){ bs, pb->start, pb->end });
+	}
+}
+
 static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool after,
 			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
@@ -278,6 +314,7 @@ static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool aft
 			   .block_end = be, .after = after, .what = what,
 			   .reg = reg, .k = k, .word = word };
 	patch_add_probe(g->g->pt, &pp);
+	add_enters(g, bs, be);
 }
 
 static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,

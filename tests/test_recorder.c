@@ -50,14 +50,23 @@ static const char PROG_SRC[] =
 	"\treturn acc;\n"
 	"}\n"
 	"\n"
-	"__attribute__((noinline)) long shortsite(long n)\n"
+	"/* sh_site: a 3-byte block; en_blk: one entered from two 6-byte ones,\n"
+	" * by a jmp and by falling through */\n"
+	"__attribute__((noinline)) long shortsite(long n, int entered)\n"
 	"{\n"
 	"\tlong acc = 0;\n"
 	"\tfor (long i = 0; i < n; i++) {\n"
 	"\t\tregister long a asm(\"rbx\") = acc;\n"
 	"\t\tregister long b asm(\"rcx\") = i + 5;\n"
-	"\t\tasm volatile(\".globl sh_site\\nsh_site: add %1, %0\\n\"\n"
-	"\t\t\t     \".globl sh_end\\nsh_end:\" : \"+r\"(a) : \"r\"(b));\n"
+	"\t\tif (!entered)\n"
+	"\t\t\tasm volatile(\".globl sh_site\\nsh_site: add %1, %0\\n\"\n"
+	"\t\t\t\t     \".globl sh_end\\nsh_end:\" : \"+r\"(a) : \"r\"(b));\n"
+	"\t\telse\n"
+	"\t\t\tasm volatile(\"test $1, %1\\n\\tjz en_p2\\n\"\n"
+	"\t\t\t\t     \".globl en_p1\\nen_p1: lea 1(%1), %1\\n\\tjmp en_blk\\n\"\n"
+	"\t\t\t\t     \".globl en_p2\\nen_p2: lea 2(%1), %1\\n\\tnop\\n\\tnop\\n\"\n"
+	"\t\t\t\t     \".globl en_blk\\nen_blk: add %1, %0\\n\"\n"
+	"\t\t\t\t     \".globl en_end\\nen_end:\" : \"+r\"(a), \"+r\"(b) : : \"cc\");\n"
 	"\t\tacc = a;\n"
 	"\t\tprintf(\"V %lx\\n\", acc);\n"
 	"\t}\n"
@@ -169,7 +178,9 @@ static const char PROG_SRC[] =
 	"\tif (!strcmp(m, \"loop\"))\n"
 	"\t\tloop(n);\n"
 	"\telse if (!strcmp(m, \"short\"))\n"
-	"\t\tshortsite(n);\n"
+	"\t\tshortsite(n, 0);\n"
+	"\telse if (!strcmp(m, \"entered\"))\n"
+	"\t\tshortsite(n, 1);\n"
 	"\telse if (!strcmp(m, \"rsp\"))\n"
 	"\t\trsp();\n"
 	"\telse if (!strcmp(m, \"addr\"))\n"
@@ -316,6 +327,11 @@ static const char *make_patch(const char *prog, const char *const *probes)
 		id);
 	for (; *probes; probes++) {
 		char s[64], b[64], e[64], rest[128];
+		if (sscanf(*probes, "enter %63s %63s %63s", b, s, e) == 3) {
+			fprintf(f, "enter %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
+				sym(prog, b), sym(prog, s), sym(prog, e));
+			continue;
+		}
 		assert_int_equal(sscanf(*probes, "%63s %63s %63s %127[^\n]", s, b,
 					e, rest), 4);
 		fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " %s\n",
@@ -859,6 +875,33 @@ static void test_short_block_falls_back_to_int3(void **state)
 	assert_int_equal(r.s.end.int3_sites, 1);
 	assert_same_as_native(&r, prog_np, "short", "50");
 	free(want);
+	run_free(&r);
+}
+
+/* The same block, with `enter` lines for its two predecessors: they
+ * enter its trampoline themselves, and the int3 is never hit. */
+static void test_short_block_entered_from_predecessors(void **state)
+{
+	const char *probes[] = { "en_blk en_blk en_end after reg rbx",
+		"enter en_blk en_p1 en_p2", "enter en_blk en_p2 en_blk", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "entered", "50",
+		 "SKEL_VERBOSE=1");
+	size_t n = expected(r.out, "V", &want);
+	assert_int_equal(n, 50);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	assert_non_null(strstr(r.err, "int3_sites=1"));
+	assert_non_null(strstr(r.err, "int3_hits=0"));
+	assert_non_null(strstr(r.err, "int3_entered=2"));
+	assert_same_as_native(&r, prog_np, "entered", "50");
+	free(want);
+	run_free(&r);
+	/* without them, each iteration is an int3 */
+	const char *plain[] = { "en_blk en_blk en_end after reg rbx", NULL };
+	run_prog(&r, prog_np, make_patch(prog_np, plain), "entered", "50",
+		 "SKEL_VERBOSE=1");
+	assert_non_null(strstr(r.err, "int3_hits=50"));
 	run_free(&r);
 }
 
@@ -1427,6 +1470,7 @@ int main(void)
 		cmocka_unit_test(test_dreg_and_daddr_record_differences),
 		cmocka_unit_test(test_target_of_indirect_call),
 		cmocka_unit_test(test_short_block_falls_back_to_int3),
+		cmocka_unit_test(test_short_block_entered_from_predecessors),
 		cmocka_unit_test(test_damaged_plan_is_rebuilt),
 		cmocka_unit_test(test_cached_plan_gives_the_same_trace),
 		cmocka_unit_test(test_unwritable_cache_still_records),
