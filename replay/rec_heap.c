@@ -69,7 +69,7 @@ static rec_heap *rec_heap_of(rec_thread *t)
  * buffer): read again until origin and cursor agree. */
 static uint64_t rec_heap_word(rec_thread *t)
 {
-	rec_t.left = rec_t.sleft = 0;
+	rec_t.mask = rec_t.sleft = 0;
 	for (;;) {
 		uint64_t *c = *(uint64_t *volatile *)&rec_cursor;
 		uint64_t o = *(volatile uint64_t *)&t->origin;
