@@ -1226,14 +1226,9 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "
 			  "(its rsp is recorded after the entry word)", sp);
 	t->resume = r;
-	t->mod = r->mod;
-	t->bias = r->bias;
-	t->mbits = r->mbits;
-	t->crash_pc = r->crash_pc;
-	t->depth = r->depth;
-	t->roi = r->roi;
-	t->roi_depth = r->roi_depth;
-	t->roi_on = r->roi_on;
+#define SK_LOAD(f) t->f = r->f;
+	SK_RESUME_STATE(SK_LOAD)
+#undef SK_LOAD
 	__builtin_longjmp(r->jb, 1);
 }
 

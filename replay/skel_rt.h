@@ -273,6 +273,11 @@ void sk_setjmp_again(sk_thread *t, uint64_t pc, uint64_t word);
  * longjmp to a setjmp the replay did not see.  Does not return. */
 void sk_resume_lost(sk_thread *t, uint64_t word);
 
+/* The thread's state an sk_resume saves and an unwind to it restores
+ * (one list, so that the two stay the same). */
+#define SK_RESUME_STATE(X) X(mod) X(bias) X(mbits) X(crash_pc) X(depth) \
+	X(roi) X(roi_depth) X(roi_on)
+
 static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 {
 	r->word = word;
@@ -281,14 +286,9 @@ static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 	r->thr = t;
 	r->sp = 0;
 	r->up = t->resume;
-	r->mod = t->mod;
-	r->bias = t->bias;
-	r->mbits = t->mbits;
-	r->crash_pc = t->crash_pc;
-	r->depth = t->depth;
-	r->roi = t->roi;
-	r->roi_depth = t->roi_depth;
-	r->roi_on = t->roi_on;
+#define SK_SAVE(f) r->f = t->f;
+	SK_RESUME_STATE(SK_SAVE)
+#undef SK_SAVE
 	t->resume = r;
 }
 
