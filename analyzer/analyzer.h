@@ -225,6 +225,7 @@ enum acc_kind { ACC_R = 1, ACC_W = 2, ACC_RW = 3 };
 enum seg { SEG_NONE, SEG_FS, SEG_GS };
 
 #define MEM_RIPREL   0x01 /* disp is the absolute (unbiased) address; base = R_NONE */
+#define MEM_RK_NONE 0xff
 #define MEM_IMPLICIT 0x02 /* not an explicit operand (push, ret, movs, ...) */
 #define MEM_REP      0x04 /* string op under rep/repe/repne: repeats rcx times */
 #define MEM_COND     0x08 /* may not happen (rep string op with rcx = 0) */
@@ -244,6 +245,9 @@ typedef struct mem_access {
 	uint8_t seg;        /* enum seg */
 	uint8_t flags;      /* MEM_* */
 	bool addr32;
+	uint8_t rk;         /* the recorder's number of this operand (its
+	                       PATCH_ADDR k), MEM_RK_NONE for accesses
+	                       decode makes up (enter) */
 	uint16_t size;      /* bytes per access (per element for rep strings) */
 	int64_t disp;
 } mem_access;

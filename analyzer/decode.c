@@ -324,7 +324,8 @@ static void add_mem(insn *in, mem_access m)
 static mem_access stack_access(uint8_t kind, uint8_t base, int64_t disp)
 {
 	return (mem_access){ .kind = kind, .base = base, .index = R_NONE, .scale = 1,
-			     .size = 8, .disp = disp, .flags = MEM_IMPLICIT };
+			     .size = 8, .disp = disp, .flags = MEM_IMPLICIT,
+			     .rk = MEM_RK_NONE };
 }
 
 /* enter imm16, L: push rbp, then for L > 0 copy L-1 outer frame pointers
@@ -341,6 +342,27 @@ static void enter_accesses(insn *in, const ZydisDecodedOperand *ops)
 	}
 	if (level)
 		add_mem(in, stack_access(ACC_W, R_SP, -8 - 8 * (int64_t)level));
+}
+
+/* The number the recorder gives Zydis operand i (replay/rec_emit.c,
+ * rec_memop): memory operands with an action, explicit ones first, then
+ * hidden ones, each group in Zydis's order.  movs lists [rdi] before
+ * [rsi], the reverse of the access order, so the two orders differ. */
+static uint8_t recorder_rank(const ZydisDecodedInstruction *zi,
+			     const ZydisDecodedOperand *ops, unsigned i)
+{
+	bool hidden = ops[i].visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+	unsigned n = 0;
+	for (unsigned j = 0; j < zi->operand_count; j++) {
+		const ZydisDecodedOperand *o = &ops[j];
+		bool jh = o->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+		if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.type != ZYDIS_MEMOP_TYPE_MEM ||
+		    !o->actions)
+			continue;
+		if ((!jh && hidden) || (jh == hidden && j < i))
+			n++;
+	}
+	return (uint8_t)n;
 }
 
 /* Every data access in the order the CPU makes it: reads (and
@@ -374,6 +396,7 @@ static void collect_mem(insn *in, const ZydisDecodedInstruction *zi,
 			continue;
 		}
 		m.kind = kind_of(op->actions);
+		m.rk = recorder_rank(zi, ops, i);
 		fix_stack_slot(zi, &m);
 		if (rep)
 			m.flags |= MEM_REP | MEM_COND;

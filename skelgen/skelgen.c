@@ -325,10 +325,13 @@ static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t 
 	add_probe_in(g, i, bs, be, after, what, reg, k, word);
 }
 
-/* The recorder numbers memory operands explicit ones first, then implicit
- * ones (replay/format.h); our record lists them in access order. */
+/* The recorder numbers memory operands its own way (decode.c,
+ * recorder_rank); our record lists them in access order.  Accesses decode
+ * made up (enter's) are counted explicit ones first, then implicit ones. */
 static uint32_t recorder_k(const insn *in, unsigned k)
 {
+	if (in->mem[k].rk != MEM_RK_NONE)
+		return in->mem[k].rk;
 	bool imp = in->mem[k].flags & MEM_IMPLICIT;
 	uint32_t n = 0;
 	for (unsigned j = 0; j < in->nmem; j++) {

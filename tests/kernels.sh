@@ -14,6 +14,8 @@
 #            tail-called through the table) and PIE (offsets: merged back)
 #   loopcc   loopne and loope whose ZF comes from loaded data: recorded
 #            outcomes (the recorder refused to patch them)
+#   movsptr  movs and cmps at recorded addresses: the recorder numbers
+#            their two hidden operands in the other order (perl sort)
 #   asmfn    a function with no symbol and no CFI whose address a lea
 #            takes, called through a pointer: its accesses were missing
 cd "$(dirname "$0")/.." || exit 1
@@ -21,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
 fails=0
-for k in repcmps btreg callmem andzero sharedcode locked loopcc asmfn; do
+for k in repcmps btreg callmem andzero sharedcode locked loopcc asmfn movsptr; do
 	${CC:-gcc} -O2 -o "$tmp/$k" "tests/$k.c" || { echo "FAIL: cannot build tests/$k.c"; fails=$((fails+1)); continue; }
 	if ./skel check -- "$tmp/$k" >/dev/null 2>"$tmp/err"; then
 		echo "$k: $(grep '^check:' "$tmp/err")"
@@ -33,6 +35,18 @@ for k in repcmps btreg callmem andzero sharedcode locked loopcc asmfn; do
 		echo "FAIL: $k: $(tail -4 "$tmp/err")"; fails=$((fails+1))
 	fi
 done
+# movsptr again with every address recorded (--all-accesses), so that the
+# movs operands go through the recorder's operand numbering (daddr probes)
+${CC:-gcc} -O2 -o "$tmp/movsptr" tests/movsptr.c &&
+	./skel gen --all-accesses "$tmp/movsptr" >"$tmp/movsptr_all.c" 2>/dev/null
+movs=$(objdump -d "$tmp/movsptr" | sed -n 's/^ *\([0-9a-f]*\):.*\tmovs[bwlq] *%ds:.*/\1/p' | head -1)
+if [ -z "$movs" ] || ! grep -q "^probe $movs .* daddr 1 " "$tmp/movsptr_all.c"; then
+	echo "FAIL: movsptr --all-accesses: no daddr probe of movs operand 1 at '$movs'"; fails=$((fails+1))
+elif ./skel check "$tmp/movsptr_all.c" -- "$tmp/movsptr" >/dev/null 2>"$tmp/err"; then
+	echo "movsptr --all-accesses: $(grep '^check:' "$tmp/err")"
+else
+	echo "FAIL: movsptr --all-accesses: $(tail -4 "$tmp/err")"; fails=$((fails+1))
+fi
 # coldsplit: the table must reach the start of an FDE (the cold part), or
 # the test no longer tests anything
 for v in nopie pie; do

@@ -225,6 +225,30 @@ static void test_rep_movs_reads_rsi_then_writes_rdi(void **state)
 	assert_false(reads(&in, R_CX));
 }
 
+/* The recorder numbers memory operands explicit first, then hidden, each
+ * in Zydis's order (rec_emit.c, rec_memop); movs lists [rdi] first.  A
+ * daddr probe of the read named the write's operand: perl's sort replayed
+ * its reads at the writes' addresses. */
+static void test_recorder_numbers_of_memory_operands(void **state)
+{
+	(void)state;
+	insn in;
+	DEC(&in, 0x48, 0xa5); /* movsq */
+	expect_mem(&in, 0, ACC_R, 8, R_SI, R_NONE, 1, 0);
+	assert_int_equal(in.mem[0].rk, 1);
+	assert_int_equal(in.mem[1].rk, 0);
+	DEC(&in, 0xff, 0x30); /* push qword ptr [rax]: explicit first */
+	assert_int_equal(in.mem[0].rk, 0);
+	assert_int_equal(in.mem[1].rk, 1);
+	DEC(&in, 0x8f, 0x47, 0x08); /* pop qword ptr [rdi+0x8]: the stack read
+				       is hidden, so second to the recorder */
+	expect_mem(&in, 0, ACC_R, 8, R_SP, R_NONE, 1, 0);
+	assert_int_equal(in.mem[0].rk, 1);
+	assert_int_equal(in.mem[1].rk, 0);
+	DEC(&in, 0xc8, 0x10, 0x00, 0x00); /* enter 0x10, 0: made up by decode */
+	assert_int_equal(in.mem[0].rk, MEM_RK_NONE);
+}
+
 static void test_rep_stos_writes_rdi(void **state)
 {
 	(void)state;
@@ -840,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_leave_reads_the_saved_frame_pointer),
 		cmocka_unit_test(test_enter_pushes_the_frame_pointer),
 		cmocka_unit_test(test_rep_movs_reads_rsi_then_writes_rdi),
+		cmocka_unit_test(test_recorder_numbers_of_memory_operands),
 		cmocka_unit_test(test_rep_stos_writes_rdi),
 		cmocka_unit_test(test_cmps_scas_lods_read),
 		cmocka_unit_test(test_string_op_prefixes),
