@@ -4,7 +4,10 @@
  * fill the recorder's buffer many times.  The buffer's guard-page fault
  * must still reach the recorder: __sysv_signal calls sigaction inside
  * libc, out of the recorder's sight, and the program was killed at the
- * first full buffer. */
+ * first full buffer.  Built with -DSYSV_SIGSET (and _XOPEN_SOURCE) it
+ * installs the handler with sigset() and blocks SIGSEGV with sighold():
+ * both call libc's own sigaction and sigprocmask, unseen, and the first
+ * full buffer killed the program. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +35,13 @@ __attribute__((noinline)) static unsigned chase(long n)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 400000;
+#ifdef SYSV_SIGSET
+	if (sigset(SIGSEGV, on_segv) == SIG_ERR || sighold(SIGSEGV))
+		return 2;
+#else
 	if (signal(SIGSEGV, on_segv) == SIG_ERR)
 		return 2;
+#endif
 	unsigned x = 12345;
 	for (unsigned k = 0; k < 4096; k++) {
 		x = x * 1103515245u + 12345u;
