@@ -158,7 +158,7 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			if (r < 0)
 				return -1;
 		} else if (argv[i][0] == '-' && argv[i][1])
-			return skel_usage_error("unknown option"), -1;
+			return skel_unknown_option(argv[0], argv[i]), -1;
 		else if (want_skel && !*skel)
 			*skel = argv[i];
 		else

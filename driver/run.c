@@ -682,7 +682,7 @@ int cmd_gen(int argc, char **argv)
 			vec_push(only, argv[++i]);
 		}
 		else if (argv[i][0] == '-')
-			return skel_usage_error("gen: unknown option");
+			return skel_unknown_option("gen", argv[i]);
 		else if (!app)
 			app = argv[i];
 		else
@@ -976,7 +976,7 @@ int cmd_record(int argc, char **argv)
 		if (!strcmp(argv[i], "-o") && i + 1 < n)
 			out = argv[++i];
 		else if (argv[i][0] == '-')
-			return skel_usage_error("record: unknown option");
+			return skel_unknown_option("record", argv[i]);
 		else if (!skel)
 			skel = argv[i];
 		else
@@ -1033,7 +1033,7 @@ int cmd_replay(int argc, char **argv)
 			if (r < 0)
 				return 2;
 		} else if (argv[i][0] == '-' && argv[i][1])
-			return skel_usage_error("replay: unknown option");
+			return skel_unknown_option("replay", argv[i]);
 		else if (!skel)
 			skel = argv[i];
 		else if (!values)

@@ -16,6 +16,15 @@ int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);	/* online.c */
 int cmd_trace(int argc, char **argv);	/* online.c */
 
+/* usage texts (help.c): every command's, and one command's with an
+ * example (-1 for an unknown name) */
+void help_all(FILE *f);
+int help_command(const char *cmd);
+/* -h or --help among a command's arguments, before any "--" */
+bool help_asked(int argc, char **argv);
+/* "skel: CMD: unknown option 'OPT'" and where to look; exit status 2 */
+int skel_unknown_option(const char *cmd, const char *opt);
+
 /* helpers shared by the commands (run.c) */
 int skel_fail(const char *file, const char *msg);
 int skel_usage_error(const char *msg);
