@@ -60,6 +60,8 @@ struct sk_thread {
 	uint32_t roi_depth;         /* frames of --roi routines active */
 	uint32_t roi_marks;         /* skel_roi_begin calls not ended */
 	struct sk_resume *resume;   /* innermost live setjmp (SK_SETJMP) */
+	uint64_t roi_skipped;       /* accesses outside the regions: with the
+	                             * kept ones, the report's clock */
 };
 
 /* setjmp and longjmp.  The return address of a call to setjmp is a
@@ -213,8 +215,10 @@ static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, ui
 	if (__builtin_expect(t->w == t->end, 0) && pc == t->crash_pc)
 		sk_crashed(t);
 #if defined(SK_ROI) && SK_ROI
-	if (!t->roi_on)
+	if (!t->roi_on) {
+		t->roi_skipped++;
 		return;
+	}
 #endif
 	t->count[kind]++;
 	t->bytes[kind] += size;
