@@ -142,6 +142,37 @@ static void test_heap_events_read_back(void **state)
 	expect(b, at, "before the thread's START chunk");
 }
 
+/* TIME chunks: a thread's stamps read back in order between its words;
+ * a TIME chunk of another size is refused. */
+static void test_time_stamps_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[4096];
+	size_t at = vt_put_header(b);
+	at = vt_put_start(b, at, 0);
+	vt_time tm[2] = { { 0, 1000 }, { 2, 250000 } };
+	at = vt_put_chunk(b, at, VT_TIME, 0, 0, &tm[0], sizeof *tm);
+	uint64_t w[2] = { 5, 6 };
+	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w, sizeof w);
+	at = vt_put_chunk(b, at, VT_TIME, 0, 0, &tm[1], sizeof *tm);
+	size_t whole = at;
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	assert_int_equal(vtrace_open_mem(&t, b, whole, err), 0);
+	vt_streams s;
+	vtrace_streams_from(&t, &s);
+	assert_string_equal(s.error, "");
+	const vt_stream *st = vtrace_stream(&s, 0);
+	assert_non_null(st);
+	assert_int_equal(st->ntimes, 2);
+	assert_int_equal(st->nvalues, 2);
+	assert_memory_equal(st->times, tm, sizeof tm);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	at = vt_put_chunk(b, whole, VT_TIME, 0, 0, tm, sizeof tm);
+	expect(b, at, "type 12 with 32 bytes of payload");
+}
+
 /* One bit of a value word, of a thread id, of the header's image_base */
 static void test_changed_bits_are_refused(void **state)
 {
@@ -227,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
 		cmocka_unit_test(test_heap_events_read_back),
+		cmocka_unit_test(test_time_stamps_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
