@@ -61,7 +61,15 @@ typedef struct bset {
 	size_t cap, n;
 	bchunk *last;
 	uint64_t count;		/* distinct keys */
+	/* the chunks of [dbase, dbase + dn) by index, when they lie close
+	 * enough together (an object's lines): random lines of a large
+	 * block find theirs without hashing */
+	bchunk **dir;
+	uint64_t dbase;
+	size_t dn;
 } bset;
+
+#define DIR_MAX 65536		/* chunks a directory spans: 16 GiB */
 
 static bchunk **bset_slot(bchunk **a, size_t cap, uint64_t key)
 {
@@ -92,11 +100,44 @@ static __attribute__((noinline)) bchunk *bset_chunk(bset *s, uint64_t key)
 	return *p;
 }
 
+/* A new chunk joins the directory, which grows to hold it unless the
+ * span would pass DIR_MAX (the hash table serves then). */
+static void dir_add(bset *s, bchunk *c)
+{
+	uint64_t lo = s->dn ? (c->key < s->dbase ? c->key : s->dbase) : c->key;
+	uint64_t hi = s->dn ? (c->key >= s->dbase + s->dn ? c->key + 1 : s->dbase + s->dn)
+			    : c->key + 1;
+	if (hi - lo > DIR_MAX)
+		return;
+	if (lo != s->dbase || hi - lo != s->dn) {
+		bchunk **d = rep_calloc((size_t)(hi - lo), sizeof *d);
+		if (s->dn)
+			memcpy(d + (s->dbase - lo), s->dir, s->dn * sizeof *d);
+		free(s->dir);
+		s->dir = d;
+		s->dbase = lo;
+		s->dn = (size_t)(hi - lo);
+	}
+	s->dir[c->key - lo] = c;
+}
+
+static __attribute__((noinline)) bchunk *bset_find(bset *s, uint64_t key)
+{
+	size_t n = s->n;
+	bchunk *c = bset_chunk(s, key);
+	if (s->n != n)
+		dir_add(s, c);
+	return c;
+}
+
 static inline void bset_add(bset *s, uint64_t k)
 {
 	bchunk *c = s->last;
-	if (!c || c->key != k >> 12)
-		c = s->last = bset_chunk(s, k >> 12);
+	if (!c || c->key != k >> 12) {
+		uint64_t d = (k >> 12) - s->dbase;
+		c = d < s->dn ? s->dir[d] : NULL;
+		s->last = c = c ? c : bset_find(s, k >> 12);
+	}
 	uint64_t m = 1ull << (k & 63), *w = &c->bits[(k >> 6) & 63];
 	if (!(*w & m)) {
 		*w |= m;
@@ -117,7 +158,7 @@ static void bset_merge(bset *into, const bset *from)
 		const bchunk *f = from->a[i];
 		if (!f)
 			continue;
-		bchunk *c = bset_chunk(into, f->key);
+		bchunk *c = bset_find(into, f->key);
 		for (int k = 0; k < 64; k++) {
 			into->count += (uint64_t)__builtin_popcountll(f->bits[k] & ~c->bits[k]);
 			c->bits[k] |= f->bits[k];
@@ -140,6 +181,7 @@ static void bset_free(bset *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->a[i]);
 	free(s->a);
+	free(s->dir);
 	memset(s, 0, sizeof *s);
 }
 
@@ -154,6 +196,7 @@ typedef struct rep_row {
 	uint64_t line;		/* of the last access (+1): seen already */
 	bset lines;		/* cache lines; pages are their words */
 	uint64_t *bins;		/* bytes per clock bin */
+	uint64_t mark;		/* its bytes when the current bin began */
 	uint32_t *heat;		/* [HEAT_Y][HEAT_X] accesses, or NULL */
 	uint64_t ylo;		/* heat rows: [ylo, ylo + HEAT_Y << yshift) */
 	unsigned yshift;
@@ -186,6 +229,7 @@ struct rep_thread {
 	uint64_t seq;		/* the view's heap events the caches are for */
 	int roi;		/* current region, -1: none */
 	unsigned cshift;	/* clock bin width: 2^cshift accesses */
+	uint64_t bin;		/* the current one */
 	rep_anchor *anch;
 	size_t nanch, capanch;
 	uint64_t *ticks;	/* per region: clock ticks in it since the last stamp */
@@ -354,10 +398,22 @@ static inline rep_row *row_of(rep_thread *r, sym_view *v, uint64_t clock, uint64
 	return e->row;
 }
 
+/* The current bin is over: each row's bytes since it began go there. */
+static void bins_close(rep_thread *r)
+{
+	for (size_t i = 0; i < r->nrows; i++) {
+		rep_row *w = r->rows[i];
+		uint64_t t = w->bytes[0] + w->bytes[1];
+		w->bins[r->bin] += t - w->mark;
+		w->mark = t;
+	}
+}
+
 /* The clock outgrew the bins: each bin (and heat column) takes two. */
 static __attribute__((noinline)) void bins_coarsen(rep_thread *r)
 {
 	r->cshift++;
+	r->bin >>= 1;
 	for (size_t i = 0; i < r->nrows; i++) {
 		rep_row *w = r->rows[i];
 		for (int b = 0; b < REP_BINS / 2; b++)
@@ -394,7 +450,8 @@ static __attribute__((noinline)) void heat_widen(rep_row *w, uint64_t addr)
 	}
 }
 
-static inline void access_one(rep_thread *r, sym_view *v, uint64_t clock, int kind,
+/* One access, in bin b (its bytes reach the bin when it closes). */
+static inline void access_one(rep_thread *r, sym_view *v, uint64_t clock, uint64_t b, int kind,
 			      unsigned size, uint64_t addr)
 {
 	rep_row *w = row_of(r, v, clock, addr);
@@ -411,12 +468,6 @@ static inline void access_one(rep_thread *r, sym_view *v, uint64_t clock, int ki
 		if ((last | 63) > w->amax)
 			w->amax = last | 63;
 	}
-	uint64_t b = clock >> r->cshift;
-	while (__builtin_expect(b >= REP_BINS, 0)) {
-		bins_coarsen(r);
-		b = clock >> r->cshift;
-	}
-	w->bins[b] += size;
 	if (w->heat) {
 		if (addr < w->ylo || addr - w->ylo >= (uint64_t)HEAT_Y << w->yshift)
 			heat_widen(w, addr);
@@ -432,8 +483,21 @@ void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const rep_rec *a, 
 		r->seq = v->seq;
 		gen_next(r);
 	}
-	for (size_t i = 0; i < n; i++)
-		access_one(r, v, clock + i, (int)a[i].kind, a[i].size, a[i].addr);
+	/* in runs of one clock bin each */
+	for (size_t i = 0; i < n;) {
+		uint64_t b = (clock + i) >> r->cshift;
+		if (b != r->bin) {
+			bins_close(r);
+			while (b >= REP_BINS) {
+				bins_coarsen(r);
+				b = (clock + i) >> r->cshift;
+			}
+			r->bin = b;
+		}
+		uint64_t end = ((b + 1) << r->cshift) - clock;
+		for (size_t j = end < n ? (size_t)end : n; i < j; i++)
+			access_one(r, v, clock + i, b, (int)a[i].kind, a[i].size, a[i].addr);
+	}
 }
 
 /* -------------------------------------------------------------- time */
@@ -467,6 +531,7 @@ void report_region(rep_thread *r, uint64_t clock, int roi)
 void report_thread_end(rep_thread *r, uint64_t clock)
 {
 	r->end = clock;
+	bins_close(r);
 }
 
 /* The time of clock c: between the stamps around it, by clock; at the
