@@ -181,6 +181,20 @@ cut -d, -f1-9 "$tmp/old/objects.csv" | tail -n +2 | sort >"$tmp/got"
 cut -d, -f1-9 "$tmp/csv/objects.csv" | tail -n +2 | sort >"$tmp/want"
 cmp -s "$tmp/got" "$tmp/want" || bad "without TIME chunks the objects differ"
 
+# --- a long report shows its progress on a terminal (script(1) gives it
+# one; the delay is cut for the test), and only there
+mm=build/samples/matmul-O2-pie
+./skel gen $mm -o "$tmp/mm.c" 2>/dev/null && ./skel record "$tmp/mm.c" -o "$tmp/mm.v" -- $mm 200 >/dev/null ||
+	bad "record matmul"
+SKEL_PROGRESS_DELAY_MS=0 script -qec "./skel report $tmp/mm.c $tmp/mm.v -o $tmp/mm.rep" /dev/null \
+	>"$tmp/tty" 2>&1 || bad "report under script(1): $(tail -2 "$tmp/tty")"
+tr '\r' '\n' <"$tmp/tty" | grep -q "skel: replay: thread 0: .* [0-9]* accesses" ||
+	bad "no progress line on a terminal: $(tr '\r' '\n' <"$tmp/tty" | head -3)"
+SKEL_PROGRESS_DELAY_MS=0 ./skel report "$tmp/mm.c" "$tmp/mm.v" -o "$tmp/mm.rep" 2>"$tmp/err"
+grep -q "accesses" "$tmp/err" && bad "progress written to a non-terminal: $(cat "$tmp/err")"
+grep -q "^  heap@main+0x[0-9a-f]* *8040000 *64000000 *320000 " "$tmp/mm.rep" ||
+	bad "matmul 200: A and B are read 200 times over, C written: $(cat "$tmp/mm.rep")"
+
 # --- usage errors name the problem
 ./skel replay "$tmp/ro.c" "$dir/app.vals" --plot "$tmp/x.png" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "go with --report" "$tmp/err" || bad "--plot without --report: $(cat "$tmp/err")"
