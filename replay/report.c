@@ -145,10 +145,10 @@ static inline void bset_add(bset *s, uint64_t k)
 	}
 }
 
-/* the keys of [lo, hi] at 2^shift granularity */
-static inline void bset_span(bset *s, uint64_t lo, uint64_t hi, unsigned shift)
+/* the lines of [lo, hi], a wide access (xsave: 512 bytes and more) */
+static __attribute__((noinline)) void bset_span(bset *s, uint64_t lo, uint64_t hi)
 {
-	for (uint64_t k = lo >> shift; k <= hi >> shift; k++)
+	for (uint64_t k = lo >> 6; k <= hi >> 6; k++)
 		bset_add(s, k);
 }
 
@@ -388,6 +388,7 @@ static void gen_next(rep_thread *r)
 
 static inline rep_row *row_of(rep_thread *r, sym_view *v, uint64_t clock, uint64_t addr)
 {
+#pragma GCC unroll 4
 	for (int i = 0; i < MRU_N; i++)
 		if (addr - r->mru[i].lo < r->mru[i].hi - r->mru[i].lo)
 			return r->mru[i].row;
@@ -459,10 +460,16 @@ static inline void access_one(rep_thread *r, sym_view *v, uint64_t clock, uint64
 	w->count[kind]++;
 	w->bytes[kind] += size;
 	w->last = clock;
-	/* most accesses stay on their row's last line */
-	if ((addr >> 6) + 1 != w->line || (last >> 6) + 1 != w->line) {
-		bset_span(&w->lines, addr, last, 6);
-		w->line = (last >> 6) + 1;
+	/* most accesses stay on their row's last line, the others touch
+	 * one or two */
+	uint64_t la = addr >> 6, lb = last >> 6;
+	if (la + 1 != w->line || lb != la) {
+		if (__builtin_expect(lb > la + 1, 0))
+			bset_span(&w->lines, addr, last);
+		bset_add(&w->lines, la);
+		if (lb != la)
+			bset_add(&w->lines, lb);
+		w->line = lb + 1;
 		if ((addr & ~63ull) < w->amin)
 			w->amin = addr & ~63ull;
 		if ((last | 63) > w->amax)
