@@ -1295,9 +1295,14 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "
 			  "(its rsp is recorded after the entry word)", sp);
 	t->resume = r;
+	int was = t->roi_on;
 #define SK_LOAD(f) t->f = r->f;
 	SK_RESUME_STATE(SK_LOAD)
 #undef SK_LOAD
+	/* the unwind skips the frames' region ends: the report hears of
+	 * it here (regions turned on again this way, rarely, are counted
+	 * as the markers' when those are on, else as the first --roi's) */
+	roi_changed(t, was, t->roi_marks ? nroi : 0);
 	__builtin_longjmp(r->jb, 1);
 }
 
