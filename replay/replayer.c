@@ -373,9 +373,6 @@ typedef struct stream {
 	sym_view view;
 	/* --report: its figures, its TIME stamps (as the HEAP events) */
 	rep_thread *rep;
-	rep_rec *rb;            /* accesses not handed over yet */
-	size_t rn;
-	uint64_t rclock;        /* the clock of rb[0] */
 	vt_time *tev;
 	size_t ntev, captev, tnext;
 	uint64_t base;          /* words before cur */
@@ -791,24 +788,28 @@ static uint64_t report_clock(const sk_thread *t)
 	return t->count[0] + t->count[1] + t->roi_skipped;
 }
 
-/* Hands the batch of accesses over (report.h): before anything else
- * reaches the report, and before the view passes heap events. */
+/* Hands the thread's batch of accesses over (report.h): before anything
+ * else reaches the report, and before the view passes heap events.  The
+ * batch's accesses are the last ones counted (a region's change, which
+ * would put uncounted ones between, hands it over first). */
 static void report_flush(stream *s)
 {
-	if (s->rn)
-		report_batch(s->rep, &s->view, s->rclock, s->rb, s->rn);
-	s->rn = 0;
+	sk_thread *t = &s->t;
+	if (t->nbatch)
+		report_batch(s->rep, &s->view, report_clock(t) - t->nbatch, t->batch, t->nbatch);
+	t->nbatch = 0;
+}
+
+void sk_batch_full(sk_thread *t)
+{
+	report_flush(t->sink);
 }
 
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
-	if (reporting) {	/* counted already: the clock before it is one less */
-		if (!s->rn)
-			s->rclock = report_clock(t) - 1;
-		s->rb[s->rn++] = (rep_rec){ addr, size, (uint32_t)kind };
-		if (s->rn == REP_BATCH)
-			report_flush(s);
+	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
+		sk_batch_add(t, kind, size, addr);
 		return;
 	}
 	if (s->fleft)
@@ -1439,8 +1440,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 		symbols_of_exe(bias);
 	if (reporting) {
 		s->rep = report_thread_new(thread);
-		s->rb = malloc(REP_BATCH * sizeof *s->rb);
-		if (!s->rb) {
+		s->t.batch = malloc(SK_BATCH * sizeof *s->t.batch);
+		if (!s->t.batch) {
 			fprintf(stderr, "skel: replay: out of memory\n");
 			exit(2);
 		}
@@ -1454,7 +1455,7 @@ static void stream_free(stream *s)
 {
 	free(s->hev);
 	free(s->tev);
-	free(s->rb);
+	free(s->t.batch);
 	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);

@@ -482,7 +482,7 @@ static inline void access_one(rep_thread *r, sym_view *v, uint64_t clock, uint64
 	}
 }
 
-void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const rep_rec *a, size_t n)
+void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const sk_rec *a, size_t n)
 {
 	if (r->roi < 0)
 		return;

@@ -19,6 +19,7 @@
 #define SKEL_REPLAY_REPORT_H
 
 #include "replay/format.h"
+#include "replay/skel_rt.h"
 #include "replay/symbolize.h"
 
 /* Region numbers: 0..nroi-1 the --roi routines in the order given, nroi
@@ -40,16 +41,12 @@ void report_stamp(rep_thread *r, uint64_t clock, uint64_t ns);
 /* At clock the thread enters region `roi` (its accesses count there),
  * or leaves every region (roi < 0). */
 void report_region(rep_thread *r, uint64_t clock, int roi);
-/* Accesses come in batches (the loop over a batch runs at memory speed,
- * a call per access would not): n accesses, the first at `clock`, the
- * others right after it.  The caller hands its batch over before it
- * calls anything else here and before its view passes heap events. */
-typedef struct rep_rec {
-	uint64_t addr;
-	uint32_t size, kind;
-} rep_rec;
-#define REP_BATCH 2048
-void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const rep_rec *a, size_t n);
+/* Accesses come in batches (the skeleton stores them, sk_batch_add, and
+ * the loop over a batch runs at memory speed; a call per access would
+ * not): n accesses, the first at `clock`, the others right after it.
+ * The caller hands its batch over before it calls anything else here
+ * and before its view passes heap events. */
+void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const sk_rec *a, size_t n);
 /* The thread's replay ended at clock. */
 void report_thread_end(rep_thread *r, uint64_t clock);
 /* The tables to out, the CSV files and the heat map data; frees it all.
