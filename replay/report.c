@@ -1,16 +1,19 @@
 /* report.c — per region and object figures of a replay (report.h).
  *
- * The hot path (report_access) finds the access's row — its object group
- * in the current region — in a four-entry MRU of object ranges, then in a
- * direct-mapped table by cache line (many small heap blocks), and only
- * then asks symbolize.h; both caches are dropped at once (a generation
- * number) when the thread passes a heap event or changes region.  Lines
- * and pages are bits in 4096-key chunks (bset): a key seen before costs a
- * compare and a bit test (a page is a word of those bits).  Bytes are counted per clock bin, REP_BINS bins
- * whose width doubles when the clock outgrows them; the heat map keeps
- * per row a HEAT_Y x HEAT_X grid whose address window doubles the same
- * way.  Everything is turned into times and merged over threads at the
- * end (report_write). */
+ * The skeleton stores the accesses into its thread's batch (sk_batch_add,
+ * skel_rt.h); the loop over a batch (report_batch) finds each access's
+ * row — its object group in the current region — in a four-entry MRU of
+ * object ranges, then in a direct-mapped table by cache line (many small
+ * heap blocks), and only then asks symbolize.h; both caches are dropped
+ * at once (a generation number) when the thread passes a heap event or
+ * changes region.  Lines are bits in 4096-line chunks (bset; a page is a
+ * word of those bits), found through a directory by index when they lie
+ * close together: a line seen before costs a compare and a bit test.
+ * Bytes per clock bin (REP_BINS bins whose width doubles when the clock
+ * outgrows them) come from each row's running total when a bin ends; the
+ * heat map keeps per row a HEAT_Y x HEAT_X grid whose address window
+ * doubles the same way.  Everything is turned into times and merged over
+ * threads at the end (report_write). */
 #include "replay/report.h"
 
 #include <errno.h>
