@@ -479,10 +479,8 @@ int cmd_check(int argc, char **argv)
 			whole = true;
 			continue;
 		}
-		if (argv[i][0] == '-') {
-			fprintf(stderr, "skel: check: unknown option %s\n", argv[i]);
-			return 2;
-		}
+		if (argv[i][0] == '-')
+			return skel_unknown_option("check", argv[i]);
 		skel = argv[i];
 	}
 	if (!app) {

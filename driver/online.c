@@ -43,7 +43,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 	compile_set_roi(roi_opts_any(&roio));
 	char *bin = compile_skeleton(skel);
 	char raw[PATH_MAX];
-	if (!bin || sim_raw_path(&simo, raw)) {
+	if (!bin || sim_raw_path(&simo, raw) || report_heat_path(&roio)) {
 		free(bin);
 		return 1;
 	}
@@ -125,6 +125,7 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 			rrc = sim_out_write(raw, simo.sim_out, app) ? 1 : rrc;
 		tmp_remove(raw);
 	}
+	rrc = report_plot_finish(&roio, rrc);
 	if (prc < 0)
 		return 1;
 	if (rrc != 0 && prc >= 0)
@@ -158,7 +159,7 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			if (r < 0)
 				return -1;
 		} else if (argv[i][0] == '-' && argv[i][1])
-			return skel_usage_error("unknown option"), -1;
+			return skel_unknown_option(argv[0], argv[i]), -1;
 		else if (want_skel && !*skel)
 			*skel = argv[i];
 		else

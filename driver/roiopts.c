@@ -3,6 +3,7 @@
  * replay, run and trace, and passed on to the replayer. */
 #include "driver/run.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,18 @@ int roi_opts_arg(int argc, char **argv, int *i, roi_opts *o, bool replay)
 	}
 	if (!strcmp(a, "--roi-markers")) {
 		o->markers = true;
+		return 1;
+	}
+	if (!strcmp(a, "--report")) {
+		o->report = true;
+		return 1;
+	}
+	if (!strcmp(a, "--csv") || !strcmp(a, "--plot")) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "skel: %s: missing %s\n", a, a[2] == 'c' ? "DIR" : "FILE.png");
+			return -1;
+		}
+		*(a[2] == 'c' ? &o->csv_dir : &o->plot) = argv[++*i];
 		return 1;
 	}
 	if (!strcmp(a, "--roi") || (replay && !strcmp(a, "--binary"))) {
@@ -44,6 +57,11 @@ int roi_opts_check(const roi_opts *o, const char *format, const sim_opts *so)
 		return skel_usage_error("--symbolize goes with --format text or csv"), -1;
 	if (o->symbolize && so->sim)
 		return skel_usage_error("--symbolize writes a trace: not with --sim"), -1;
+	if ((o->csv_dir || o->plot) && !o->report)
+		return skel_usage_error("--csv and --plot go with --report (or skel report)"), -1;
+	if (o->report && (o->symbolize || so->sim))
+		return skel_usage_error("--report writes a report, not a trace: not with "
+					"--symbolize or --sim"), -1;
 	return 0;
 }
 
@@ -73,8 +91,8 @@ size_t roi_opts_argv(const roi_opts *o, const char *skel, const char *exe, char 
 		     char exe_buf[PATH_MAX])
 {
 	size_t n = 0;
-	if (o->symbolize) {
-		av[n++] = "--symbolize";
+	if (o->symbolize || o->report) {
+		av[n++] = (char *)(o->report ? "--report" : "--symbolize");
 		if (!exe && o->binary)
 			exe = o->binary;
 		if (!exe && skel && skeleton_app(skel, exe_buf))
@@ -84,6 +102,14 @@ size_t roi_opts_argv(const roi_opts *o, const char *skel, const char *exe, char 
 			av[n++] = (char *)exe;
 		}
 	}
+	if (o->csv_dir) {
+		av[n++] = "--csv";
+		av[n++] = (char *)o->csv_dir;
+	}
+	if (o->heat[0]) {
+		av[n++] = "--heat";
+		av[n++] = (char *)o->heat;
+	}
 	if (o->markers)
 		av[n++] = "--roi-markers";
 	for (int i = 0; i < o->nroi; i++) {
@@ -91,4 +117,37 @@ size_t roi_opts_argv(const roi_opts *o, const char *skel, const char *exe, char 
 		av[n++] = (char *)o->roi[i];
 	}
 	return n;
+}
+
+int report_heat_path(roi_opts *o)
+{
+	o->heat[0] = 0;
+	if (!o->plot)
+		return 0;
+	snprintf(o->heat, sizeof o->heat, "%s/skel-heat-XXXXXX", tmp_dir());
+	int fd = tmp_mkstemp(o->heat);
+	if (fd < 0) {
+		skel_fail(o->heat, strerror(errno));
+		o->heat[0] = 0;
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+int report_plot_finish(roi_opts *o, int rc)
+{
+	if (!o->heat[0])
+		return rc;
+	unsigned w, h;
+	char err[256];
+	if (rc != 2 && plot_heat(o->heat, o->plot, &w, &h, err) < 0) {
+		skel_fail(o->plot, err);
+		rc = 1;
+	} else if (rc != 2) {
+		fprintf(stderr, "skel: report: heat map %s, %ux%u pixels\n", o->plot, w, h);
+	}
+	tmp_remove(o->heat);
+	o->heat[0] = 0;
+	return rc;
 }

@@ -350,9 +350,9 @@ static pid_t spawn(char **argv)
 
 /* The runtime a replayer is linked with, and the headers it includes. */
 static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c", "replay/sim.c",
-					   "replay/symbolize.c" };
+					   "replay/symbolize.c", "replay/report.c" };
 static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/sim.h",
-					   "replay/symbolize.h" };
+					   "replay/symbolize.h", "replay/report.h" };
 #define NRUNTIME (sizeof runtime_src / sizeof *runtime_src)
 
 /* One replayer being built: the compilers running, the objects to link. */
@@ -682,7 +682,7 @@ int cmd_gen(int argc, char **argv)
 			vec_push(only, argv[++i]);
 		}
 		else if (argv[i][0] == '-')
-			return skel_usage_error("gen: unknown option");
+			return skel_unknown_option("gen", argv[i]);
 		else if (!app)
 			app = argv[i];
 		else
@@ -976,7 +976,7 @@ int cmd_record(int argc, char **argv)
 		if (!strcmp(argv[i], "-o") && i + 1 < n)
 			out = argv[++i];
 		else if (argv[i][0] == '-')
-			return skel_usage_error("record: unknown option");
+			return skel_unknown_option("record", argv[i]);
 		else if (!skel)
 			skel = argv[i];
 		else
@@ -1033,7 +1033,7 @@ int cmd_replay(int argc, char **argv)
 			if (r < 0)
 				return 2;
 		} else if (argv[i][0] == '-' && argv[i][1])
-			return skel_usage_error("replay: unknown option");
+			return skel_unknown_option(argv[0], argv[i]);
 		else if (!skel)
 			skel = argv[i];
 		else if (!values)
@@ -1042,7 +1042,9 @@ int cmd_replay(int argc, char **argv)
 			return skel_usage_error("replay: too many arguments");
 	}
 	if (!skel || !values)
-		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
+		return skel_usage_error(ro.report ? "report: usage: skel report SKEL VALUES [-o FILE] "
+					"[--csv DIR] [--plot FILE.png]" : "replay: usage: skel replay "
+					"SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (sim_opts_check(&so) < 0 || roi_opts_check(&ro, format, &so) < 0)
@@ -1055,7 +1057,7 @@ int cmd_replay(int argc, char **argv)
 	compile_set_roi(roi_opts_any(&ro));
 	char *bin = compile_skeleton(skel);
 	char raw[PATH_MAX];
-	if (!bin || sim_raw_path(&so, raw)) {
+	if (!bin || sim_raw_path(&so, raw) || report_heat_path(&ro)) {
 		free(bin);
 		return 1;
 	}
@@ -1078,5 +1080,18 @@ int cmd_replay(int argc, char **argv)
 			rc = sim_out_write(raw, so.sim_out, cmd) ? 1 : rc;
 		tmp_remove(raw);
 	}
+	return report_plot_finish(&ro, rc);
+}
+
+/* skel report: a replay with --report */
+int cmd_report(int argc, char **argv)
+{
+	char **av = calloc((size_t)argc + 2, sizeof *av);
+	if (!av)
+		return skel_fail("report", strerror(ENOMEM));
+	memcpy(av, argv, (size_t)argc * sizeof *av);
+	av[argc] = "--report";
+	int rc = cmd_replay(argc + 1, av);
+	free(av);
 	return rc;
 }

@@ -12,9 +12,19 @@
 int cmd_gen(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_report(int argc, char **argv);	/* replay --report */
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);	/* online.c */
 int cmd_trace(int argc, char **argv);	/* online.c */
+
+/* usage texts (help.c): every command's, and one command's with an
+ * example (-1 for an unknown name) */
+void help_all(FILE *f);
+int help_command(const char *cmd);
+/* -h or --help among a command's arguments, before any "--" */
+bool help_asked(int argc, char **argv);
+/* "skel: CMD: unknown option 'OPT'" and where to look; exit status 2 */
+int skel_unknown_option(const char *cmd, const char *opt);
 
 /* helpers shared by the commands (run.c) */
 int skel_fail(const char *file, const char *msg);
@@ -120,8 +130,12 @@ typedef struct roi_opts {
 	const char *roi[ROI_OPTS_MAX];
 	int nroi;
 	const char *binary;
+	bool report;		/* --report: the report instead of a trace */
+	const char *csv_dir;	/* --csv DIR */
+	const char *plot;	/* --plot FILE.png */
+	char heat[PATH_MAX];	/* the heat map's data (report_heat_path) */
 } roi_opts;
-#define ROI_OPTS_MAXARGS (2 * ROI_OPTS_MAX + 4)
+#define ROI_OPTS_MAXARGS (2 * ROI_OPTS_MAX + 10)
 /* argv[*i] (and its value): 1 taken, 0 not one of them, -1 wrong (said).
  * `replay`: --binary is one. */
 int roi_opts_arg(int argc, char **argv, int *i, roi_opts *o, bool replay);
@@ -134,6 +148,17 @@ bool roi_opts_any(const roi_opts *o);
  * skeleton names (kept in exe_buf).  Returns how many. */
 size_t roi_opts_argv(const roi_opts *o, const char *skel, const char *exe, char **av,
 		     char exe_buf[PATH_MAX]);
+/* --plot: a temporary file for the replayer's heat map data, in o->heat.
+ * 0, or 1 after saying why. */
+int report_heat_path(roi_opts *o);
+/* After the replay (status rc): the PNG from the data, which is removed;
+ * rc, or 1 when the image could not be made (said). */
+int report_plot_finish(roi_opts *o, int rc);
+/* plot.c: the heat map data (report.h) as a PNG image, and its size.  0,
+ * or -1 with err. */
+int plot_heat(const char *data, const char *png, unsigned *width, unsigned *height,
+	      char err[256]);
+
 /* Skeletons compiled after this call have their routine hooks (SK_ROI). */
 void compile_set_roi(bool on);
 

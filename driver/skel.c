@@ -8,127 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-"usage: skel COMMAND [ARGS]\n"
-"\n"
-"skel traces the data addresses an x86-64 program touches, by program\n"
-"skeletonization: the binary is analyzed once, most addresses are computed\n"
-"by a generated C skeleton, and only the few register values it cannot\n"
-"compute are recorded at run time.\n"
-"\n"
-"Tracing:\n"
-"  skel gen APP [-o SKEL.c] [--patch FILE] [--all-accesses] [--no-slice]\n"
-"          [--whole-process] [--object LIB]...\n"
-"                                the C skeleton of APP (stdout by default); it embeds\n"
-"                                the patch and APP's identity.  --all-accesses: the\n"
-"                                full-tracing baseline (every address recorded).\n"
-"                                --no-slice: replay loops without data accesses too\n"
-"                                (else skipped: their instruction fetches are then\n"
-"                                not in --fetches/--sim traces)\n"
-"                                --whole-process: also the shared objects APP loads\n"
-"                                (libc included, not the loader), each a skeleton of\n"
-"                                its own made once into the cache; --object LIB: only\n"
-"                                that one (file name, soname or path), repeatable.\n"
-"                                record, replay, run and check then trace them too\n"
-"  skel record SKEL.c -o VALUES -- APP [ARGS...]\n"
-"                                run APP, storing the recorded values in VALUES;\n"
-"                                also malloc and its family (interposed: each call's\n"
-"                                block, size and caller) and each thread's stack and\n"
-"                                TLS block, for --symbolize\n"
-"  skel replay SKEL.c VALUES [-o TRACE] [--format F] [--stats] [--salvage]\n"
-"          [--symbolize [--binary APP]] [--roi FUNC]... [--roi-markers]\n"
-"                                regenerate the trace (stdout, or TRACE; '-' is\n"
-"                                stdout).  F: text (default: 'PC R|W SIZE ADDR' in\n"
-"                                hex, one access per line, per thread), bin (32-byte\n"
-"                                records), lackey (' L|S|M addr,size'), din (Dinero\n"
-"                                IV: '0|1 addr'), csv (thread,pc,kind,size,addr),\n"
-"                                count (totals only); docs/formats.md.  --stats:\n"
-"                                accesses, bytes, distinct cache lines and pages per\n"
-"                                thread, routine and loop, on stderr\n"
-"                                --fetches / --no-fetches: instruction fetches too\n"
-"                                (I events; default: on with lackey and --sim)\n"
-"                                --sim cache: cachegrind's cache model instead of a\n"
-"                                trace, its summary to TRACE; --I1=SIZE,ASSOC,LINE,\n"
-"                                --D1=..., --LL=... (default: as cachegrind picks);\n"
-"                                --sim-out FILE: a cachegrind.out file (cg_annotate).\n"
-"                                --l1-per-thread: each thread its own I1 and D1, one\n"
-"                                LL for all (default: one cache, as cachegrind)\n"
-"                                --sim reuse: reuse distances of the data accesses\n"
-"                                (distinct lines between two accesses to a line)\n"
-"                                --symbolize (text, csv): each access gets the object\n"
-"                                it touches, a last field: SYMBOL+0xOFF (static data,\n"
-"                                by the symbol tables; the section when no symbol\n"
-"                                covers it; LIB!SYMBOL+0xOFF in a shared object),\n"
-"                                heap#N+0xOFF (the N-th allocation of the run: malloc,\n"
-"                                calloc, realloc, aligned allocations; realloc and a\n"
-"                                reused address make a new N), stack#T, tls#T (thread\n"
-"                                T's stack, its TLS block), ? (none of these).  The\n"
-"                                executable's symbols: --binary APP, else the file the\n"
-"                                skeleton was made from\n"
-"                                --roi FUNC (repeatable): only the accesses made while\n"
-"                                FUNC runs (callees included, recursion once; from its\n"
-"                                first instruction to its return);  --roi-markers: only\n"
-"                                those between the return of skel_roi_begin(name) and\n"
-"                                the call of skel_roi_end() (replay/skel_roi.h: weak\n"
-"                                no-ops, the program runs the same without skel).\n"
-"                                Counts, --stats and --sim see the regions only\n"
-"                                run and trace take these options as well\n"
-"                                A damaged VALUES file is refused (status 4, nothing\n"
-"                                written); --salvage replays what precedes the damage.\n"
-"                                A file cut short is replayed up to the cut, status 4\n"
-"  skel run SKEL.c [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
-"                                online: run APP under the recorder and replay in\n"
-"                                parallel (same trace as record + replay); APP's\n"
-"                                stdin/stdout/stderr pass through; exits with APP's\n"
-"                                status (128+N when killed by signal N)\n"
-"  skel trace [-o TRACE] [--format F] [--stats] [--whole-process] -- APP [ARGS...]\n"
-"                                gen + run in one step; the skeleton is cached by\n"
-"                                APP's identity in $XDG_CACHE_HOME/skel (~/.cache/skel)\n"
-"  skel check [--whole-process] [SKEL.c] -- APP [ARGS...]\n"
-"                                run APP once under valgrind lackey and the recorder,\n"
-"                                replay, and compare access by access (exit 0 only\n"
-"                                on a full match); with a whole-process skeleton,\n"
-"                                every covered object, and the others are named\n"
-"\n"
-"Looking inside the analysis:\n"
-"  skel cfg APP [FUNC] [--dot]   routines, blocks, instructions and their memory\n"
-"                                accesses, edges; Graphviz with --dot (needs FUNC)\n"
-"  skel loops APP [FUNC]         the loop nesting forest, indented\n"
-"  skel analyze APP [FUNC] [--json]\n"
-"                                per loop its counter and IVs, per access its\n"
-"                                address in counters and leaves (or direct), per\n"
-"                                branch computed or recorded, the probes, totals\n"
-"  skel summary APP              one line: routines, blocks, instructions,\n"
-"                                memory instructions, loops, irreducible loops,\n"
-"                                unresolved indirect jumps, partial routines\n"
-"  skel deps APP                 the objects the dynamic loader maps for APP, in\n"
-"                                load order, one per line: soname ('-' if none),\n"
-"                                path and identity (build-id:HEX or hash:HEX),\n"
-"                                tab-separated.  Found as ld.so finds them, without\n"
-"                                running anything: DT_RPATH, LD_LIBRARY_PATH,\n"
-"                                DT_RUNPATH, /etc/ld.so.cache, the default\n"
-"                                directories, $ORIGIN, PT_INTERP; a library not\n"
-"                                found is an error naming the object that needs it\n"
-"\n"
-"Options:\n"
-"  -h, --help                    this text\n"
-"  --version                     the version\n"
-"\n"
-"APP is found as a shell finds it: a name without '/' in $PATH (so `skel trace\n"
-"-- ls` works), a name with '/' as it is.  Temporary files go to $TMPDIR (/tmp\n"
-"by default); on SIGINT, SIGTERM or SIGHUP skel stops what it started, removes\n"
-"them and dies by that signal.\n"
-"\n"
-"Scope: the main executable's code by default; accesses made inside shared\n"
-"libraries are not traced.  With --whole-process (experimental), the shared\n"
-"objects of APP's DT_NEEDED closure too, from the moment the recorder is in\n"
-"place (after the loader and the constructors of libraries initialized before\n"
-"it); outside stay the loader (ld.so: lazy binding), objects loaded by dlopen,\n"
-"and the kernel's writes during system calls (lackey does not show those\n"
-"either); replay and check name every object not covered.\n"
-"APP must be an x86-64 ELF executable (PIE or not, stripped or not);\n"
-"gen, cfg, loops, analyze, summary and deps also take a shared library.\n";
-
 typedef struct view_args {
 	const char *app, *func;
 	bool dot, json;
@@ -143,7 +22,7 @@ static int parse_view(int argc, char **argv, view_args *a)
 		else if (!strcmp(argv[i], "--json"))
 			a->json = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return skel_usage_error("unknown option"), -1;
+			return skel_unknown_option(argv[0], argv[i]), -1;
 		else if (!a->app)
 			a->app = argv[i];
 		else if (!a->func)
@@ -267,9 +146,10 @@ static int cmd_deps(int argc, char **argv)
 {
 	if (argc < 2)
 		return skel_usage_error("deps: missing APP");
-	if (argc > 2 || argv[1][0] == '-')
-		return skel_usage_error(argv[argc - 1][0] == '-' ? "deps: unknown option"
-					: "deps: too many arguments");
+	if (argv[1][0] == '-')
+		return skel_unknown_option("deps", argv[1]);
+	if (argc > 2)
+		return skel_usage_error("deps: too many arguments");
 	char app[PATH_MAX], err[ERR_LEN];
 	if (skel_find_app(argv[1], app) < 0)
 		return 1;
@@ -299,9 +179,13 @@ static int command(int argc, char **argv)
 		return skel_usage_error("missing COMMAND");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		fputs(usage, stdout);
+		if (argc > 2 && help_command(argv[2]) == 0)	/* skel help CMD */
+			return 0;
+		help_all(stdout);
 		return 0;
 	}
+	if (help_asked(argc - 1, argv + 1) && help_command(cmd) == 0)
+		return 0;
 	if (!strcmp(cmd, "--version")) {
 		printf("skel %s\n", SKEL_VERSION);
 		return 0;
@@ -316,6 +200,8 @@ static int command(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(cmd, "replay"))
 		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "trace"))

@@ -323,7 +323,22 @@ enum vt_chunk_type {
 				 * (thread 0): the objects of the process */
 	VT_HEAP = 11,		/* payload: vt_heap_event[] of `thread`, in
 				 * its program order (below) */
+	VT_TIME = 12,		/* payload: vt_time; when `thread` had
+				 * recorded `word` words (below) */
 };
+
+/* Coarse time (TIME chunks): the recorder reads CLOCK_MONOTONIC (a raw
+ * system call: its flush path runs no libc code, which may be patched)
+ * when a thread's stream opens (word 0) and at each flush of its words,
+ * never per access.  `word`: the thread's words written by then; the
+ * word after them was recorded later.  A replay places the stamp where
+ * the skeleton asks for word `word` (the end of the stream for the last
+ * one) and interpolates by access count in between.  Files from before
+ * (no TIME chunks) replay the same, without times. */
+typedef struct vt_time {
+	uint64_t word;
+	uint64_t ns;		/* CLOCK_MONOTONIC, nanoseconds */
+} vt_time;
 
 /* The objects of the process (whole-process recording).  One OBJECTS chunk
  * comes right after the trampoline map and names every object mapped when
@@ -481,6 +496,7 @@ _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
 _Static_assert(sizeof(vt_heap_event) == 56, "vt_heap_event layout");
+_Static_assert(sizeof(vt_time) == 16, "vt_time layout");
 
 /* ------------------------------------------------ reading a value trace */
 
@@ -551,6 +567,8 @@ typedef struct vt_stream {
 	vt_thread_start start;
 	vt_heap_event *heap;	/* HEAP events, in the thread's order */
 	size_t nheap, heapcap;
+	vt_time *times;		/* TIME stamps, in the thread's order */
+	size_t ntimes, timecap;
 	uint64_t *values;	/* the words, copied (vtrace_streams_from) */
 	size_t nvalues;		/* words in all, copied or not */
 	size_t cap;

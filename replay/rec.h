@@ -81,6 +81,7 @@ typedef struct rec_thread {
 	vt_thread_start ts;
 	struct rec_heap *_Atomic heap;	/* its HEAP events (rec_heap.c) */
 	uint64_t origin;	/* stream index of *base (the owner resets) */
+	uint64_t t0;		/* CLOCK_MONOTONIC ns when the stream opened */
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
@@ -375,6 +376,8 @@ void rec_lock(_Atomic int *l);
 void rec_unlock(_Atomic int *l);
 void rec_fill_bytes(void *to, int c, size_t n);
 void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n);
+/* CLOCK_MONOTONIC in ns, by a raw system call (TIME chunks) */
+uint64_t rec_now_ns(void);
 int rec_buffer_map(rec_thread *t);
 /* `keep`: the caller owns rec_prestart (rec_prestart_claim, by its
  * parent): its words there open the stream, and the page is released. */

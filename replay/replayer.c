@@ -30,6 +30,7 @@
 #include "replay/skel_rt.h"
 #include "replay/sim.h"
 #include "replay/symbolize.h"
+#include "replay/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -370,6 +371,10 @@ typedef struct stream {
 	vt_heap_event *hev;
 	size_t nhev, caphev, hnext;
 	sym_view view;
+	/* --report: its figures, its TIME stamps (as the HEAP events) */
+	rep_thread *rep;
+	vt_time *tev;
+	size_t ntev, captev, tnext;
 	uint64_t base;          /* words before cur */
 	/* for the progress line, read by the main thread (relaxed atomics):
 	 * base and cur->w, copied when they change */
@@ -406,6 +411,9 @@ static bool stats;
 static bool online;
 static bool fetches;            /* the skeleton calls FETCH() */
 static bool symbolize;          /* an object field (text, csv) */
+static bool reporting;          /* --report: report.h instead of a trace */
+static const char *csv_dir;     /* --csv DIR */
+static const char *heat_out;    /* --heat FILE: the heat map's data */
 static const char *exe_path;    /* --exe: the executable, for its symbols
 				   when the recording names no objects */
 static bool roi_active;         /* --roi or --roi-markers: accesses kept
@@ -773,9 +781,37 @@ static void fetch_upto(stream *s, uint64_t pc)
 	}
 }
 
+/* The report's clock: the thread's accesses so far, outside the regions
+ * too. */
+static uint64_t report_clock(const sk_thread *t)
+{
+	return t->count[0] + t->count[1] + t->roi_skipped;
+}
+
+/* Hands the thread's batch of accesses over (report.h): before anything
+ * else reaches the report, and before the view passes heap events.  The
+ * batch's accesses are the last ones counted (a region's change, which
+ * would put uncounted ones between, hands it over first). */
+static void report_flush(stream *s)
+{
+	sk_thread *t = &s->t;
+	if (t->nbatch)
+		report_batch(s->rep, &s->view, report_clock(t) - t->nbatch, t->batch, t->nbatch);
+	t->nbatch = 0;
+}
+
+void sk_batch_full(sk_thread *t)
+{
+	report_flush(t->sink);
+}
+
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
+	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
+		sk_batch_add(t, kind, size, addr);
+		return;
+	}
 	if (s->fleft)
 		fetch_upto(s, pc);
 	if (stats)
@@ -900,7 +936,16 @@ static bool track_heap;
 
 static bool soft_end(const stream *s)
 {
-	return track_heap && s->cur && s->t.w < s->cur->w + s->cur->n;
+	return (track_heap || reporting) && s->cur && s->t.w < s->cur->w + s->cur->n;
+}
+
+/* --report: the TIME stamps up to word pos are placed at the clock now. */
+static void stamps_pass(stream *s, uint64_t pos)
+{
+	while (s->tnext < s->ntev && s->tev[s->tnext].word <= pos) {
+		report_flush(s);
+		report_stamp(s->rep, report_clock(&s->t), s->tev[s->tnext++].ns);
+	}
 }
 
 static void heap_catch_up(stream *s)
@@ -908,14 +953,20 @@ static void heap_catch_up(stream *s)
 	sk_thread *t = &s->t;
 	if (!s->cur)
 		return;
-	uint64_t pos = s->base + (uint64_t)(t->w - s->cur->w);
+	uint64_t pos = s->base + (uint64_t)(t->w - s->cur->w), last = s->base + s->cur->n;
 	const uint64_t *end = s->cur->w + s->cur->n;
 	if (online)
 		pthread_mutex_lock(&mu);
+	if (reporting && s->hnext < s->nhev && s->hev[s->hnext].word <= pos)
+		report_flush(s);	/* its accesses see the blocks before */
 	while (s->hnext < s->nhev && s->hev[s->hnext].word <= pos)
 		s->view.seq = s->hev[s->hnext++].seq;
-	if (s->hnext < s->nhev && s->hev[s->hnext].word < s->base + s->cur->n)
+	if (s->hnext < s->nhev && s->hev[s->hnext].word < last)
 		end = s->cur->w + (s->hev[s->hnext].word - s->base);
+	stamps_pass(s, pos);
+	if (s->tnext < s->ntev && s->tev[s->tnext].word < last &&
+	    s->cur->w + (s->tev[s->tnext].word - s->base) < end)
+		end = s->cur->w + (s->tev[s->tnext].word - s->base);
 	if (online)
 		pthread_mutex_unlock(&mu);
 	t->end = end;
@@ -926,20 +977,19 @@ static void heap_events_take(stream *s, const vt_heap_event *e, size_t n)
 {
 	if (!n)
 		return;
-	if (s->nhev + n > s->caphev) {
-		size_t cap = s->caphev ? s->caphev : 64;
-		while (cap < s->nhev + n)
-			cap *= 2;
-		vt_heap_event *v = realloc(s->hev, cap * sizeof *v);
-		if (!v) {
-			fprintf(stderr, "skel: replay: out of memory (heap events)\n");
-			exit(2);
-		}
-		s->hev = v;
-		s->caphev = cap;
-	}
+	s->hev = sym_grow(s->hev, &s->caphev, s->nhev + n, sizeof *e);
 	memcpy(s->hev + s->nhev, e, n * sizeof *e);
 	s->nhev += n;
+}
+
+/* The same for its TIME stamps. */
+static void stamps_take(stream *s, const vt_time *e, size_t n)
+{
+	if (!n)
+		return;
+	s->tev = sym_grow(s->tev, &s->captev, s->ntev + n, sizeof *e);
+	memcpy(s->tev + s->ntev, e, n * sizeof *e);
+	s->ntev += n;
 }
 
 /* Until t->w has a word: events passed, segments taken. */
@@ -953,7 +1003,7 @@ static void words_wait(stream *s)
 		}
 		if (!refill(s))
 			longjmp(s->end, 1);
-		if (track_heap)
+		if (track_heap || reporting)
 			heap_catch_up(s);
 	}
 }
@@ -1082,24 +1132,44 @@ static const char *roi_names[ROI_MAX];
 static int nroi;
 static bool roi_markers;
 
+/* A routine's mark: SK_ROI_BEGIN, SK_ROI_END, or ROI_FUNC_0 + j for the
+ * j-th --roi routine (the report's region j; the markers' region is
+ * nroi). */
+#define ROI_FUNC_0 4
+
+/* The report sees the regions start and end: the region that turned
+ * them on is the one the accesses count in until they are off. */
+static void roi_changed(sk_thread *t, int was_on, int region)
+{
+	if (!reporting || !t->roi_on == !was_on)
+		return;
+	stream *s = t->sink;
+	report_flush(s);
+	report_region(s->rep, report_clock(t), t->roi_on ? region : -1);
+}
+
 void sk_roi_enter(sk_roi_frame *f)
 {
 	sk_thread *t = f->t;
-	if (f->kind == SK_ROI_FUNC)
+	int was = t->roi_on;
+	if (f->kind >= ROI_FUNC_0)
 		t->roi_depth++;
 	else if (f->kind == SK_ROI_END && t->roi_marks)
 		t->roi_marks--;
 	t->roi_on = t->roi_depth || t->roi_marks;
+	roi_changed(t, was, (int)f->kind - ROI_FUNC_0);
 }
 
 void sk_roi_leave(sk_roi_frame *f)
 {
 	sk_thread *t = f->t;
-	if (f->kind == SK_ROI_FUNC && t->roi_depth)
+	int was = t->roi_on;
+	if (f->kind >= ROI_FUNC_0 && t->roi_depth)
 		t->roi_depth--;
 	else if (f->kind == SK_ROI_BEGIN)
 		t->roi_marks++;
 	t->roi_on = t->roi_depth || t->roi_marks;
+	roi_changed(t, was, nroi);
 }
 
 /* Each module's routines marked by name: 0, or -1 after saying why (a
@@ -1127,7 +1197,7 @@ static int roi_setup(void)
 		for (unsigned i = 0; i < m->nnames; i++) {
 			for (int j = 0; j < nroi; j++)
 				if (!strcmp(m->names[i], roi_names[j])) {
-					m->roi[i] = SK_ROI_FUNC;
+					m->roi[i] = (unsigned char)(ROI_FUNC_0 + j);
 					found[j] = true;
 				}
 			if (roi_markers && !strcmp(m->names[i], "skel_roi_begin")) {
@@ -1226,9 +1296,14 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "
 			  "(its rsp is recorded after the entry word)", sp);
 	t->resume = r;
+	int was = t->roi_on;
 #define SK_LOAD(f) t->f = r->f;
 	SK_RESUME_STATE(SK_LOAD)
 #undef SK_LOAD
+	/* the unwind skips the frames' region ends: the report hears of
+	 * it here (regions turned on again this way, rarely, are counted
+	 * as the markers' when those are on, else as the first --roi's) */
+	roi_changed(t, was, t->roi_marks ? nroi : 0);
 	__builtin_longjmp(r->jb, 1);
 }
 
@@ -1257,12 +1332,19 @@ static void *replay_stream(void *arg)
 	stream *s = arg;
 	sk_thread *t = &s->t;
 	int r = setjmp(s->end);
-	if (r == 0 && track_heap)
+	if (r == 0 && (track_heap || reporting))
 		heap_catch_up(s);	/* events before its first word */
 	if (r == 0)
 		for (;;)
 			sk_dispatch(t, sk_ctl(t));
 	s->how = r;
+	if (reporting) {	/* the last stamps: the end of the stream */
+		pthread_mutex_lock(&mu);
+		stamps_pass(s, UINT64_MAX);
+		pthread_mutex_unlock(&mu);
+		report_flush(s);
+		report_thread_end(s->rep, report_clock(t));
+	}
 	sink_end(s);
 	/* done: what is still queued (after a desync) is dropped */
 	pthread_mutex_lock(&mu);
@@ -1305,8 +1387,9 @@ static void symbols_of_exe(uint64_t bias)
 		return;
 	tried = true;
 	if (!exe_path)
-		fprintf(stderr, "skel: replay: --symbolize: the executable is not known (skel "
-			"replay --binary APP names it): its static data shows as '?'\n");
+		fprintf(stderr, "skel: replay: %s: the executable is not known (skel "
+			"replay --binary APP names it): its static data shows as '?'\n",
+			reporting ? "report" : "--symbolize");
 	else if (sym_object_add(exe_path, bias, true, sk_binary_id, err) < 0)
 		fprintf(stderr, "skel: %s: %s: its static data shows as '?'\n", exe_path, err);
 }
@@ -1314,7 +1397,7 @@ static void symbols_of_exe(uint64_t bias)
 static void symbols_of_objects(const vt_object *v, size_t n, const char *what)
 {
 	char err[FMT_ERR_LEN], id[2 * SKEL_ID_MAX + 1];
-	for (size_t i = 0; symbolize && i < n; i++) {
+	for (size_t i = 0; (symbolize || reporting) && i < n; i++) {
 		const vt_object *o = &v[i];
 		if ((o->flags & VT_OBJ_RECORDER) || !o->path[0] || o->path[0] != '/')
 			continue;	/* the recorder, the vdso */
@@ -1340,7 +1423,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.bias = bias;
 	s->t.sink = s;
 	nthreads_seen++;
-	s->t.count_only = format == F_COUNT && !stats;
+	s->t.count_only = format == F_COUNT && !stats && !reporting;
 	s->t.crash_pc = UINT64_MAX;
 	s->fline = UINT64_MAX;
 	char err[SIM_ERR_LEN];
@@ -1353,8 +1436,16 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.roi = mods[0].roi;
 	s->t.roi_on = !roi_active;
 	s->view.thread = thread;
-	if (symbolize)
+	if (symbolize || reporting)
 		symbols_of_exe(bias);
+	if (reporting) {
+		s->rep = report_thread_new(thread);
+		s->t.batch = malloc(SK_BATCH * sizeof *s->t.batch);
+		if (!s->t.batch) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			exit(2);
+		}
+	}
 	s->f = out;
 	s->spill = spill;
 	return s;
@@ -1363,6 +1454,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 static void stream_free(stream *s)
 {
 	free(s->hev);
+	free(s->tev);
+	free(s->t.batch);
 	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
@@ -1615,6 +1708,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		stream *s = stream_new(vs->thread, bias, out, false);
 		if (track_heap)
 			heap_events_take(s, vs->heap, vs->nheap);
+		if (reporting)
+			stamps_take(s, vs->times, vs->ntimes);
 		s->start = vs->start;
 		s->nvalues = vs->nvalues;
 		s->finished = true;
@@ -1650,6 +1745,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		stream_free(s);
 	}
 	report_total(out, &tot);
+	if (reporting && report_write(out) < 0)
+		rc = 2;
 	bool crashed = false;
 	for (size_t k = 0; k < st.n; k++)
 		crashed |= st.s[k].crashed;
@@ -1884,6 +1981,8 @@ static int replay_fd(FILE *out, bool quiet)
 			}
 			if (c.type == VT_FORK && !s->forks++)
 				memcpy(&s->fork, p, sizeof s->fork);
+			if (c.type == VT_TIME && reporting)
+				stamps_take(s, p, 1);
 			if (c.type == VT_HEAP && track_heap) {
 				size_t n = c.payload_bytes / sizeof(vt_heap_event);
 				sym_events_add(c.thread, p, n);
@@ -1962,6 +2061,8 @@ static int replay_fd(FILE *out, bool quiet)
 		report_thread(out, s, &tot);
 	}
 	report_total(out, &tot);
+	if (reporting && report_write(out) < 0)
+		rc = 2;
 	if (stats)
 		fprintf(stderr, "skel: stats: online: queue peak %zu KiB of %zu KiB; the program "
 			"waited %" PRIu64 " times for the replayer, the replayer %" PRIu64
@@ -2065,6 +2166,12 @@ int main(int argc, char **argv)
 			stats = true;
 		else if (!strcmp(argv[i], "--symbolize"))
 			symbolize = true;
+		else if (!strcmp(argv[i], "--report"))
+			reporting = true;
+		else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+			csv_dir = argv[++i];
+		else if (!strcmp(argv[i], "--heat") && i + 1 < argc)
+			heat_out = argv[++i];
 		else if (!strcmp(argv[i], "--exe") && i + 1 < argc)
 			exe_path = argv[++i];
 		else if (!strcmp(argv[i], "--roi-markers"))
@@ -2092,7 +2199,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
 			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
-			"[--l1-per-thread]] [--symbolize [--exe APP]] [--roi FUNC]... [--roi-markers]\n");
+			"[--l1-per-thread]] [--symbolize [--exe APP]] [--roi FUNC]... [--roi-markers] "
+			"[--report [--csv DIR] [--heat FILE]]\n");
 		return 2;
 	}
 	format = sim_kind ? F_SIM : (enum fmt)f;
@@ -2104,7 +2212,16 @@ int main(int argc, char **argv)
 	}
 	if (symbolize)
 		writer = format == F_TEXT ? w_text_sym : w_csv_sym;
-	track_heap = symbolize;
+	if (reporting && (symbolize || sim_kind || stats)) {
+		fprintf(stderr, "skel: replay: --report: not with --symbolize, --sim or --stats\n");
+		return 2;
+	}
+	if (reporting) {
+		format = F_COUNT;
+		writer = w_none;
+		report_setup(&(rep_config){ roi_names, nroi, roi_markers, csv_dir, heat_out });
+	}
+	track_heap = symbolize || reporting;
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];
 	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");

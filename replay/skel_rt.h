@@ -60,7 +60,31 @@ struct sk_thread {
 	uint32_t roi_depth;         /* frames of --roi routines active */
 	uint32_t roi_marks;         /* skel_roi_begin calls not ended */
 	struct sk_resume *resume;   /* innermost live setjmp (SK_SETJMP) */
+	uint64_t roi_skipped;       /* accesses outside the regions: with the
+	                             * kept ones, the report's clock */
+	struct sk_rec *batch;       /* the report's accesses not handed over
+	                             * (sk_batch_add), or NULL */
+	uint32_t nbatch;
 };
+
+/* skel report takes the accesses in batches, stored here without a call
+ * per access; a full batch goes to the replayer (sk_batch_full). */
+typedef struct sk_rec {
+	uint64_t addr;
+	uint32_t size, kind;
+} sk_rec;
+#define SK_BATCH 2048
+void sk_batch_full(sk_thread *t);
+
+static inline void sk_batch_add(sk_thread *t, int kind, unsigned size, uint64_t addr)
+{
+	sk_rec *r = t->batch + t->nbatch;
+	r->addr = addr;
+	r->size = size;
+	r->kind = (uint32_t)kind;
+	if (++t->nbatch == SK_BATCH)
+		sk_batch_full(t);
+}
 
 /* setjmp and longjmp.  The return address of a call to setjmp is a
  * routine (R) of its own, whose entry probe records its entry word and
@@ -213,12 +237,16 @@ static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, ui
 	if (__builtin_expect(t->w == t->end, 0) && pc == t->crash_pc)
 		sk_crashed(t);
 #if defined(SK_ROI) && SK_ROI
-	if (!t->roi_on)
+	if (!t->roi_on) {
+		t->roi_skipped++;
 		return;
+	}
 #endif
 	t->count[kind]++;
 	t->bytes[kind] += size;
-	if (!t->count_only)
+	if (t->batch)
+		sk_batch_add(t, kind, size, addr);
+	else if (!t->count_only)
 		sk_emit(t, pc + t->bias, kind, size, addr);
 }
 

@@ -39,6 +39,7 @@ typedef struct sym_obj {
 
 typedef struct sym_block {
 	uint64_t lo, hi, alloc, free;	/* free: UINT64_MAX while live */
+	uint64_t site;			/* call site of its allocation */
 	uint32_t n;
 	uint32_t thread;		/* that allocated it */
 } sym_block;
@@ -66,7 +67,7 @@ static size_t nbig, capbig;
 static sym_region *regions;
 static size_t nregions;
 
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
+void *sym_grow(void *p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return p;
@@ -75,12 +76,14 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 		c *= 2;
 	void *q = realloc(p, c * size);
 	if (!q) {
-		fprintf(stderr, "skel: replay: out of memory (symbolize)\n");
+		fprintf(stderr, "skel: replay: out of memory\n");
 		exit(2);
 	}
 	*cap = c;
 	return q;
 }
+
+#define grow sym_grow
 
 /* ------------------------------------------------------------ objects */
 
@@ -335,12 +338,13 @@ static void ids_insert(uint32_t **ids, uint32_t *n, uint32_t *cap, uint32_t id)
 	(*n)++;
 }
 
-static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n, uint32_t thread)
+static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n, uint32_t thread,
+		      uint64_t site)
 {
 	blocks = grow(blocks, &capblocks, nblocks + 1, sizeof *blocks);
 	uint32_t id = (uint32_t)nblocks++;
 	uint64_t hi = lo + (size ? size : 1);	/* malloc(0): one byte */
-	blocks[id] = (sym_block){ lo, hi, seq, UINT64_MAX, n, thread };
+	blocks[id] = (sym_block){ lo, hi, seq, UINT64_MAX, site, n, thread };
 	if (((hi - 1) >> 12) - (lo >> 12) >= BIG_PAGES) {
 		size_t c = capbig;
 		big = grow(big, &c, nbig + 1, sizeof *big);
@@ -399,7 +403,7 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 		case VT_HEAP_MALLOC:
 		case VT_HEAP_CALLOC:
 		case VT_HEAP_MEMALIGN:
-			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block, thread);
+			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block, thread, e[i].site);
 			break;
 		case VT_HEAP_FREE:
 			block_end(e[i].addr, e[i].seq);
@@ -467,6 +471,7 @@ static bool heap_find(sym_view *v, uint64_t a)
 	v->hi = b->hi;
 	v->base = b->lo;
 	v->heap = true;
+	v->site = b->site;
 	v->at_seq = v->seq;
 	return true;
 }
@@ -510,20 +515,36 @@ static char *put_hex(char *p, uint64_t x)
 	return p;
 }
 
+bool sym_find(sym_view *v, uint64_t a)
+{
+	if (v->hi && a >= v->lo && a < v->hi && (!v->heap || v->at_seq == v->seq))
+		return true;
+	pthread_mutex_lock(&sym_mu);
+	v->heap = false;
+	v->hi = 0;
+	bool found = region_find(v, a, true) || heap_find(v, a) || static_find(v, a) ||
+		     region_find(v, a, false);
+	pthread_mutex_unlock(&sym_mu);
+	return found;
+}
+
+void sym_code_name(uint64_t a, char *out, size_t n)
+{
+	sym_view v = { 0 };
+	pthread_mutex_lock(&sym_mu);
+	bool found = static_find(&v, a);
+	pthread_mutex_unlock(&sym_mu);
+	if (found)
+		snprintf(out, n, "%s+0x%" PRIx64, v.name, a - v.base);
+	else
+		snprintf(out, n, "0x%" PRIx64, a);
+}
+
 char *sym_put(sym_view *v, uint64_t a, char *p)
 {
-	bool hit = v->hi && a >= v->lo && a < v->hi && (!v->heap || v->at_seq == v->seq);
-	if (!hit) {
-		pthread_mutex_lock(&sym_mu);
-		v->heap = false;
-		v->hi = 0;
-		bool found = region_find(v, a, true) || heap_find(v, a) || static_find(v, a) ||
-			     region_find(v, a, false);
-		pthread_mutex_unlock(&sym_mu);
-		if (!found) {
-			*p++ = '?';
-			return p;
-		}
+	if (!sym_find(v, a)) {
+		*p++ = '?';
+		return p;
 	}
 	size_t len = strlen(v->name);
 	memcpy(p, v->name, len);

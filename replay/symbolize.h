@@ -28,6 +28,7 @@ typedef struct sym_view {
 	uint64_t base;		/* its offsets count from here (0: none) */
 	uint64_t at_seq;	/* seq it was found at (heap blocks only) */
 	bool heap;
+	uint64_t site;		/* heap block: its allocation's call site */
 	char name[160];		/* its name up to the offset */
 } sym_view;
 
@@ -46,6 +47,15 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n);
  * the end.  At most SYM_NAME_MAX bytes. */
 #define SYM_NAME_MAX 192
 char *sym_put(sym_view *v, uint64_t addr, char *p);
+/* The object at addr into v (name, lo, hi, base, heap, site; the last
+ * one found is kept: a hit costs two compares).  false: none. */
+bool sym_find(sym_view *v, uint64_t addr);
+/* The static data or code at addr as SYMBOL+0xOFF (.SECTION+0xOFF;
+ * OBJ!... in a shared object), else 0xADDR: an allocation site. */
+void sym_code_name(uint64_t addr, char *out, size_t n);
 void sym_free(void);
+/* The replayer's growing arrays: p with room for `need` elements of
+ * `size` bytes (*cap doubled as needed); out of memory ends the replay. */
+void *sym_grow(void *p, size_t *cap, size_t need, size_t size);
 
 #endif

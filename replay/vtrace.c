@@ -150,6 +150,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_fork);
 	case VT_HEAP:
 		return h->payload_bytes % sizeof(vt_heap_event) == 0;
+	case VT_TIME:
+		return h->payload_bytes == sizeof(vt_time);
 	case VT_OBJECTS:
 		return h->payload_bytes >= 8 &&
 		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
@@ -217,7 +219,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 	case VT_CRASH:
 		o->ended = true;
 		return 0;
-	default:	/* SIGNAL, FORK, HEAP: events between words */
+	default:	/* SIGNAL, FORK, HEAP, TIME: events between words */
 		return 0;
 	}
 }
@@ -381,24 +383,36 @@ static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int vt_heap_add(vt_stream *st, const uint8_t *p, size_t n)
+/* Appends k records of `size` bytes to a growing array. */
+static int vt_append(void **v, size_t *n, size_t *cap, const void *p, size_t k, size_t size)
 {
-	size_t k = n / sizeof(vt_heap_event);
 	if (!k)
 		return 0;
-	if (st->nheap + k > st->heapcap) {
-		size_t cap = st->heapcap ? st->heapcap : 64;
-		while (cap < st->nheap + k)
-			cap *= 2;
-		vt_heap_event *v = realloc(st->heap, cap * sizeof *v);
-		if (!v)
+	if (*n + k > *cap) {
+		size_t c = *cap ? *cap : 64;
+		while (c < *n + k)
+			c *= 2;
+		void *a = realloc(*v, c * size);
+		if (!a)
 			return -1;
-		st->heap = v;
-		st->heapcap = cap;
+		*v = a;
+		*cap = c;
 	}
-	memcpy(st->heap + st->nheap, p, k * sizeof *st->heap);
-	st->nheap += k;
+	memcpy((char *)*v + *n * size, p, k * size);
+	*n += k;
 	return 0;
+}
+
+static int vt_heap_add(vt_stream *st, const uint8_t *p, size_t n)
+{
+	return vt_append((void **)&st->heap, &st->nheap, &st->heapcap, p,
+			 n / sizeof(vt_heap_event), sizeof(vt_heap_event));
+}
+
+static int vt_time_add(vt_stream *st, const uint8_t *p)
+{
+	return vt_append((void **)&st->times, &st->ntimes, &st->timecap, p, 1,
+			 sizeof(vt_time));
 }
 
 static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
@@ -489,6 +503,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_HEAP) {
 		if (vt_heap_add(st, c->payload, n))
 			return vt_fail(err, "out of memory");
+	} else if (c->h.type == VT_TIME) {
+		if (vt_time_add(st, c->payload))
+			return vt_fail(err, "out of memory");
 	} else if (st->signalled) {
 		/* words of the handler and after: the replay stops at the
 		 * signal */
@@ -545,6 +562,7 @@ void vtrace_streams_free(vt_streams *s)
 		free(s->s[i].values);
 		free(s->s[i].runs);
 		free(s->s[i].heap);
+		free(s->s[i].times);
 	}
 	free(s->s);
 	free(s->map);

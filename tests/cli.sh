@@ -83,6 +83,25 @@ grep -q "no routine named" "$tmp/err" || bad "unknown FUNC message: $(cat "$tmp/
 "$skel" frobnicate 2>/dev/null && bad "unknown command accepted"
 "$skel" --help | grep -q "skel cfg" || bad "--help"
 "$skel" --version | grep -q "^skel " || bad "--version"
+# every command skel --help lists has its own --help (usage, options, an
+# example; status 0) and names an unknown option it is given (status 2)
+cmds=$("$skel" --help | sed -n 's/^  skel \([a-z]*\).*/\1/p' | sort -u)
+[ "$(echo "$cmds" | wc -l)" -ge 12 ] || bad "skel --help lists only: $cmds"
+for c in $cmds; do
+	"$skel" $c --help >"$tmp/out" 2>"$tmp/err" || bad "skel $c --help exited $?"
+	[ -s "$tmp/err" ] && bad "skel $c --help wrote to stderr: $(cat "$tmp/err")"
+	head -1 "$tmp/out" | grep -q '^usage:' || bad "skel $c --help: no usage line"
+	grep -q "^  skel $c" "$tmp/out" || bad "skel $c --help: no synopsis"
+	sed -n '/^Example:/,$p' "$tmp/out" | grep -q "^  skel $c " || bad "skel $c --help: no example"
+	"$skel" $c -h >"$tmp/out2" 2>&1 && cmp -s "$tmp/out" "$tmp/out2" || bad "skel $c -h differs from --help"
+	"$skel" $c --no-such-option x -- true >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || bad "skel $c --no-such-option: status $rc"
+	grep -q "^skel: $c: unknown option '--no-such-option'" "$tmp/err" ||
+		bad "skel $c --no-such-option: $(cat "$tmp/err")"
+done
+# after "--" a --help is the program's
+"$skel" record x.c -o "$tmp/v" -- --help 2>/dev/null | grep -q '^usage:' && bad "record -- --help"
 
 # --- APP as a shell finds it: a bare name in $PATH, with its argv[0] as typed
 "$skel" summary ls >"$tmp/bare" 2>"$tmp/err" || bad "skel summary ls: $(cat "$tmp/err")"

@@ -100,6 +100,31 @@ static void test_intact_file_reads_back(void **state)
 	vtrace_close(&t);
 }
 
+/* A thread's START, n0 bytes of `type` chunk at p0, two words, n1 bytes
+ * more at p1; its stream read back into s (the caller frees it), the
+ * file's length in *whole. */
+static const vt_stream *events_around_words(uint8_t *b, size_t *whole, uint32_t type,
+					    const void *p0, size_t n0, const void *p1, size_t n1,
+					    vt_streams *s)
+{
+	size_t at = vt_put_header(b);
+	at = vt_put_start(b, at, 0);
+	at = vt_put_chunk(b, at, type, 0, 0, p0, n0);
+	uint64_t w[2] = { 5, 6 };
+	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w, sizeof w);
+	*whole = vt_put_chunk(b, at, type, 0, 0, p1, n1);
+	char err[FMT_ERR_LEN];
+	vtrace t;
+	assert_int_equal(vtrace_open_mem(&t, b, *whole, err), 0);
+	vtrace_streams_from(&t, s);	/* copies: the file may go */
+	vtrace_close(&t);
+	assert_string_equal(s->error, "");
+	const vt_stream *st = vtrace_stream(s, 0);
+	assert_non_null(st);
+	assert_int_equal(st->nvalues, 2);
+	return st;
+}
+
 /* HEAP chunks: a thread's events read back in order, whole (two chunks);
  * a payload that is not whole events, or a HEAP chunk before the
  * thread's START, is refused. */
@@ -107,39 +132,44 @@ static void test_heap_events_read_back(void **state)
 {
 	(void)state;
 	uint8_t b[4096];
-	size_t at = vt_put_header(b);
-	at = vt_put_start(b, at, 0);
 	vt_heap_event e[3] = {
 		{ .word = 0, .seq = 1, .addr = 0x7000, .size = 0x1000, .kind = VT_HEAP_STACK },
 		{ .word = 2, .seq = 2, .addr = 0x5000, .size = 24, .site = 0x401000,
 		  .kind = VT_HEAP_MALLOC, .block = 1 },
 		{ .word = 2, .seq = 3, .addr = 0x5000, .kind = VT_HEAP_FREE },
 	};
-	at = vt_put_chunk(b, at, VT_HEAP, 0, 0, e, 2 * sizeof *e);
-	uint64_t w[2] = { 5, 6 };
-	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w, sizeof w);
-	at = vt_put_chunk(b, at, VT_HEAP, 0, 0, &e[2], sizeof *e);
-	size_t whole = at;
-	char err[FMT_ERR_LEN];
-	vtrace t;
-	assert_int_equal(vtrace_open_mem(&t, b, whole, err), 0);
+	size_t whole, at;
 	vt_streams s;
-	vtrace_streams_from(&t, &s);
-	assert_string_equal(s.error, "");
-	const vt_stream *st = vtrace_stream(&s, 0);
-	assert_non_null(st);
+	const vt_stream *st = events_around_words(b, &whole, VT_HEAP, e, 2 * sizeof *e, &e[2],
+						  sizeof *e, &s);
 	assert_int_equal(st->nheap, 3);
-	assert_int_equal(st->nvalues, 2);
 	for (int i = 0; i < 3; i++)
 		assert_memory_equal(&st->heap[i], &e[i], sizeof *e);
 	vtrace_streams_free(&s);
-	vtrace_close(&t);
 	/* 50 bytes: not whole events */
 	at = vt_put_chunk(b, whole, VT_HEAP, 0, 0, e, 50);
 	expect(b, at, "type 11 with 50 bytes of payload");
 	/* thread 1 has no START */
 	at = vt_put_chunk(b, whole, VT_HEAP, 1, 0, e, sizeof *e);
 	expect(b, at, "before the thread's START chunk");
+}
+
+/* TIME chunks: a thread's stamps read back in order between its words;
+ * a TIME chunk of another size is refused. */
+static void test_time_stamps_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[4096];
+	vt_time tm[2] = { { 0, 1000 }, { 2, 250000 } };
+	size_t whole;
+	vt_streams s;
+	const vt_stream *st = events_around_words(b, &whole, VT_TIME, &tm[0], sizeof *tm, &tm[1],
+						  sizeof *tm, &s);
+	assert_int_equal(st->ntimes, 2);
+	assert_memory_equal(st->times, tm, sizeof tm);
+	vtrace_streams_free(&s);
+	expect(b, vt_put_chunk(b, whole, VT_TIME, 0, 0, tm, sizeof tm),
+	       "type 12 with 32 bytes of payload");
 }
 
 /* One bit of a value word, of a thread id, of the header's image_base */
@@ -227,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
 		cmocka_unit_test(test_heap_events_read_back),
+		cmocka_unit_test(test_time_stamps_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

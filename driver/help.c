@@ -1,0 +1,239 @@
+/* help.c — the usage texts: `skel --help` (every command) and `skel
+ * COMMAND --help` (that command's block and an example).  Each command's
+ * synopsis and options are written once, here, and serve both. */
+#include "driver/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct help {
+	const char *name;
+	const char *text;	/* synopsis, then the options */
+	const char *example;
+} help;
+
+static const char intro[] =
+"skel traces the data addresses an x86-64 program touches, by program\n"
+"skeletonization: the binary is analyzed once, most addresses are computed\n"
+"by a generated C skeleton, and only the few register values it cannot\n"
+"compute are recorded at run time.\n";
+
+/* the replay options run and trace take as well */
+#define REPLAY_OPTS_NOTE \
+"                                Also, as for replay (skel replay --help): --stats,\n" \
+"                                --fetches, --no-fetches, --sim cache|reuse, --sim-out,\n" \
+"                                --I1/--D1/--LL=..., --l1-per-thread, --symbolize,\n" \
+"                                --roi FUNC, --roi-markers, --report [--csv DIR]\n" \
+"                                [--plot FILE.png] (the report of skel report --help\n" \
+"                                instead of a trace)\n"
+
+static const help tracing[] = {
+{ "gen",
+"  skel gen APP [-o SKEL.c] [--patch FILE] [--all-accesses] [--no-slice]\n"
+"          [--whole-process] [--object LIB]...\n"
+"                                the C skeleton of APP (stdout by default); it embeds\n"
+"                                the patch and APP's identity.  --all-accesses: the\n"
+"                                full-tracing baseline (every address recorded).\n"
+"                                --no-slice: replay loops without data accesses too\n"
+"                                (else skipped: their instruction fetches are then\n"
+"                                not in --fetches/--sim traces)\n"
+"                                --whole-process: also the shared objects APP loads\n"
+"                                (libc included, not the loader), each a skeleton of\n"
+"                                its own made once into the cache; --object LIB: only\n"
+"                                that one (file name, soname or path), repeatable.\n"
+"                                record, replay, run and check then trace them too\n",
+"  skel gen ./app -o app_skel.c\n" },
+{ "record",
+"  skel record SKEL.c -o VALUES -- APP [ARGS...]\n"
+"                                run APP, storing the recorded values in VALUES;\n"
+"                                also malloc and its family (interposed: each call's\n"
+"                                block, size and caller) and each thread's stack and\n"
+"                                TLS block, for --symbolize and report, and the time\n"
+"                                of each buffer flush (CLOCK_MONOTONIC)\n",
+"  skel record app_skel.c -o app.vals -- ./app 100\n" },
+{ "replay",
+"  skel replay SKEL.c VALUES [-o TRACE] [--format F] [--stats] [--salvage]\n"
+"          [--symbolize [--binary APP]] [--roi FUNC]... [--roi-markers]\n"
+"                                regenerate the trace (stdout, or TRACE; '-' is\n"
+"                                stdout).  F: text (default: 'PC R|W SIZE ADDR' in\n"
+"                                hex, one access per line, per thread), bin (32-byte\n"
+"                                records), lackey (' L|S|M addr,size'), din (Dinero\n"
+"                                IV: '0|1 addr'), csv (thread,pc,kind,size,addr),\n"
+"                                count (totals only); docs/formats.md.  --stats:\n"
+"                                accesses, bytes, distinct cache lines and pages per\n"
+"                                thread, routine and loop, on stderr\n"
+"                                --fetches / --no-fetches: instruction fetches too\n"
+"                                (I events; default: on with lackey and --sim)\n"
+"                                --sim cache: cachegrind's cache model instead of a\n"
+"                                trace, its summary to TRACE; --I1=SIZE,ASSOC,LINE,\n"
+"                                --D1=..., --LL=... (default: as cachegrind picks);\n"
+"                                --sim-out FILE: a cachegrind.out file (cg_annotate).\n"
+"                                --l1-per-thread: each thread its own I1 and D1, one\n"
+"                                LL for all (default: one cache, as cachegrind)\n"
+"                                --sim reuse: reuse distances of the data accesses\n"
+"                                (distinct lines between two accesses to a line)\n"
+"                                --symbolize (text, csv): each access gets the object\n"
+"                                it touches, a last field: SYMBOL+0xOFF (static data,\n"
+"                                by the symbol tables; the section when no symbol\n"
+"                                covers it; LIB!SYMBOL+0xOFF in a shared object),\n"
+"                                heap#N+0xOFF (the N-th allocation of the run: malloc,\n"
+"                                calloc, realloc, aligned allocations; realloc and a\n"
+"                                reused address make a new N), stack#T, tls#T (thread\n"
+"                                T's stack, its TLS block), ? (none of these).  The\n"
+"                                executable's symbols: --binary APP, else the file the\n"
+"                                skeleton was made from\n"
+"                                --roi FUNC (repeatable): only the accesses made while\n"
+"                                FUNC runs (callees included, recursion once; from its\n"
+"                                first instruction to its return);  --roi-markers: only\n"
+"                                those between the return of skel_roi_begin(name) and\n"
+"                                the call of skel_roi_end() (replay/skel_roi.h: weak\n"
+"                                no-ops, the program runs the same without skel).\n"
+"                                Counts, --stats and --sim see the regions only\n"
+"                                --report [--csv DIR] [--plot FILE.png]: the report\n"
+"                                of skel report instead of a trace\n"
+"                                run and trace take these options as well\n"
+"                                A damaged VALUES file is refused (status 4, nothing\n"
+"                                written); --salvage replays what precedes the damage.\n"
+"                                A file cut short is replayed up to the cut, status 4\n",
+"  skel replay app_skel.c app.vals --format csv --symbolize -o trace.csv\n" },
+{ "report",
+"  skel report SKEL.c VALUES [-o FILE] [--csv DIR] [--plot FILE.png]\n"
+"          [--binary APP] [--roi FUNC]... [--roi-markers]\n"
+"                                per region of interest (the whole run without --roi\n"
+"                                or --roi-markers) and per object: heap blocks by\n"
+"                                allocation site, static data by symbol, each thread's\n"
+"                                stack: accesses, bytes read and written, distinct\n"
+"                                cache lines (64 B) and pages (4 KiB), first and last\n"
+"                                access time; per region its wall time and bandwidth.\n"
+"                                Times come from the recorder's flush timestamps,\n"
+"                                interpolated by access count in between.  The tables\n"
+"                                go to FILE (stdout by default).\n"
+"                                --csv DIR: objects.csv, regions.csv and series.csv\n"
+"                                (bytes per time interval per object) in DIR\n"
+"                                --plot FILE.png: an address-time heat map of the\n"
+"                                busiest objects (x: accesses in time order, y: each\n"
+"                                object's addresses, colour: accesses) with a legend\n",
+"  skel report app_skel.c app.vals --csv report/ --plot app.png\n" },
+{ "run",
+"  skel run SKEL.c [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
+"                                online: run APP under the recorder and replay in\n"
+"                                parallel (same trace as record + replay); APP's\n"
+"                                stdin/stdout/stderr pass through; exits with APP's\n"
+"                                status (128+N when killed by signal N)\n"
+REPLAY_OPTS_NOTE,
+"  skel run app_skel.c --format count -- ./app 100\n" },
+{ "trace",
+"  skel trace [-o TRACE] [--format F] [--stats] [--whole-process] -- APP [ARGS...]\n"
+"                                gen + run in one step; the skeleton is cached by\n"
+"                                APP's identity in $XDG_CACHE_HOME/skel (~/.cache/skel)\n"
+REPLAY_OPTS_NOTE,
+"  skel trace --format csv --symbolize -o trace.csv -- ./app 100\n" },
+{ "check",
+"  skel check [--whole-process] [SKEL.c] -- APP [ARGS...]\n"
+"                                run APP once under valgrind lackey and the recorder,\n"
+"                                replay, and compare access by access (exit 0 only\n"
+"                                on a full match); with a whole-process skeleton,\n"
+"                                every covered object, and the others are named\n",
+"  skel check app_skel.c -- ./app 100\n" },
+};
+
+static const help inside[] = {
+{ "cfg",
+"  skel cfg APP [FUNC] [--dot]   routines, blocks, instructions and their memory\n"
+"                                accesses, edges; Graphviz with --dot (needs FUNC)\n",
+"  skel cfg ./app main --dot | dot -Tpng -o main.png\n" },
+{ "loops",
+"  skel loops APP [FUNC]         the loop nesting forest, indented\n",
+"  skel loops ./app\n" },
+{ "analyze",
+"  skel analyze APP [FUNC] [--json]\n"
+"                                per loop its counter and IVs, per access its\n"
+"                                address in counters and leaves (or direct), per\n"
+"                                branch computed or recorded, the probes, totals\n",
+"  skel analyze ./app matmul\n" },
+{ "summary",
+"  skel summary APP              one line: routines, blocks, instructions,\n"
+"                                memory instructions, loops, irreducible loops,\n"
+"                                unresolved indirect jumps, partial routines\n",
+"  skel summary /usr/bin/ls\n" },
+{ "deps",
+"  skel deps APP                 the objects the dynamic loader maps for APP, in\n"
+"                                load order, one per line: soname ('-' if none),\n"
+"                                path and identity (build-id:HEX or hash:HEX),\n"
+"                                tab-separated.  Found as ld.so finds them, without\n"
+"                                running anything: DT_RPATH, LD_LIBRARY_PATH,\n"
+"                                DT_RUNPATH, /etc/ld.so.cache, the default\n"
+"                                directories, $ORIGIN, PT_INTERP; a library not\n"
+"                                found is an error naming the object that needs it\n",
+"  skel deps /usr/bin/ls\n" },
+};
+
+static const char tail[] =
+"\n"
+"Options:\n"
+"  -h, --help                    this text; skel COMMAND --help: that command's\n"
+"  --version                     the version\n"
+"\n"
+"APP is found as a shell finds it: a name without '/' in $PATH (so `skel trace\n"
+"-- ls` works), a name with '/' as it is.  Temporary files go to $TMPDIR (/tmp\n"
+"by default); on SIGINT, SIGTERM or SIGHUP skel stops what it started, removes\n"
+"them and dies by that signal.\n"
+"\n"
+"Scope: the main executable's code by default; accesses made inside shared\n"
+"libraries are not traced.  With --whole-process (experimental), the shared\n"
+"objects of APP's DT_NEEDED closure too, from the moment the recorder is in\n"
+"place (after the loader and the constructors of libraries initialized before\n"
+"it); outside stay the loader (ld.so: lazy binding), objects loaded by dlopen,\n"
+"and the kernel's writes during system calls (lackey does not show those\n"
+"either); replay and check name every object not covered.\n"
+"APP must be an x86-64 ELF executable (PIE or not, stripped or not);\n"
+"gen, cfg, loops, analyze, summary and deps also take a shared library.\n";
+
+#define NHELP(a) (sizeof (a) / sizeof *(a))
+
+void help_all(FILE *f)
+{
+	fprintf(f, "usage: skel COMMAND [ARGS]\n\n%s\nTracing:\n", intro);
+	for (size_t i = 0; i < NHELP(tracing); i++)
+		fputs(tracing[i].text, f);
+	fputs("\nLooking inside the analysis:\n", f);
+	for (size_t i = 0; i < NHELP(inside); i++)
+		fputs(inside[i].text, f);
+	fputs(tail, f);
+}
+
+static const help *help_find(const char *cmd)
+{
+	for (size_t i = 0; i < NHELP(tracing); i++)
+		if (!strcmp(tracing[i].name, cmd))
+			return &tracing[i];
+	for (size_t i = 0; i < NHELP(inside); i++)
+		if (!strcmp(inside[i].name, cmd))
+			return &inside[i];
+	return NULL;
+}
+
+/* argv[1..] of a command asks for its help: -h or --help before any
+ * "--" (what follows "--" is the program's). */
+bool help_asked(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+int help_command(const char *cmd)
+{
+	const help *h = help_find(cmd);
+	if (!h)
+		return -1;
+	printf("usage:\n%s\nExample:\n%s", h->text, h->example);
+	return 0;
+}
+
+int skel_unknown_option(const char *cmd, const char *opt)
+{
+	fprintf(stderr, "skel: %s: unknown option '%s'\nTry 'skel %s --help'.\n", cmd, opt, cmd);
+	return 2;
+}
