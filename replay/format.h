@@ -422,6 +422,13 @@ enum vt_heap_kind {
 	VT_HEAP_STACK = 6,	/* the thread's stack: [addr, addr + size) */
 	VT_HEAP_TLS = 7,	/* its static TLS block and thread control
 				 * block: [addr, addr + size) */
+	VT_HEAP_MMAP = 8,	/* addr = mmap(size) of anonymous memory, by
+				 * the program (libc's own, for a big malloc,
+				 * is that malloc) */
+	VT_HEAP_MUNMAP = 9,	/* munmap(addr, size): the blocks that begin
+				 * in the range end (a part unmapped from a
+				 * block's middle is not followed) */
+	VT_HEAP_MREMAP = 10,	/* addr = mremap(old, ..., size): as REALLOC */
 };
 
 typedef struct vt_heap_event {

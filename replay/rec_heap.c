@@ -1,5 +1,6 @@
 /* rec_heap.c — heap tracking: malloc, calloc, realloc, free,
- * posix_memalign, aligned_alloc and memalign interposed, each call an
+ * posix_memalign, aligned_alloc, memalign, and mmap of anonymous memory,
+ * munmap and mremap interposed, each call an
  * event of the calling thread (format.h, HEAP chunks), and each thread's
  * stack and static TLS block.
  *
@@ -20,6 +21,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -110,7 +113,7 @@ static void rec_heap_note(rec_thread *t, uint32_t kind, void *p, size_t size,
 			    .old = (uint64_t)old, .site = (uint64_t)site,
 			    .kind = kind };
 	e.seq = atomic_fetch_add(&rec_heap_seq, 1) + 1;
-	if (kind != VT_HEAP_FREE)
+	if (kind != VT_HEAP_FREE && kind != VT_HEAP_MUNMAP)
 		e.block = (uint32_t)(atomic_fetch_add(&rec_heap_blocks, 1) + 1);
 	rec_heap_add(t, e);	/* errno untouched: no libc */
 }
@@ -344,4 +347,55 @@ REC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	if (t && rc == 0)
 		rec_heap_note(t, VT_HEAP_MEMALIGN, *out, n, NULL, site);
 	return rc;
+}
+
+/* mmap and its kin, by system call: glibc's own entry points (__mmap) are
+ * private to it.  Only anonymous memory is a block; libc's own calls
+ * (malloc's big blocks, thread stacks) are internal and never come here. */
+static long rec_sys_result(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+REC_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+	long r = rec_sys_result(rec_syscall6(SYS_mmap, (long)a, (long)n, prot, flags, fd,
+					     (long)off));
+	rec_thread *t = rec_heap_thread_of(__builtin_return_address(0));
+	if (t && r != -1 && (flags & MAP_ANONYMOUS))
+		rec_heap_note(t, VT_HEAP_MMAP, (void *)r, n, NULL, __builtin_return_address(0));
+	return (void *)r;
+}
+
+REC_EXPORT void *mmap64(void *a, size_t n, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+REC_EXPORT int munmap(void *a, size_t n)
+{
+	rec_thread *t = rec_heap_thread_of(__builtin_return_address(0));
+	/* noted before, as free is: the range may be mapped again at once */
+	if (t && a)
+		rec_heap_note(t, VT_HEAP_MUNMAP, a, n, NULL, __builtin_return_address(0));
+	return (int)rec_sys_result(rec_syscall3(SYS_munmap, (long)a, (long)n, 0));
+}
+
+REC_EXPORT void *mremap(void *old, size_t oldn, size_t n, int flags, ...)
+{
+	void *to = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	long r = rec_sys_result(rec_syscall6(SYS_mremap, (long)old, (long)oldn, (long)n, flags,
+					     (long)to, 0));
+	rec_thread *t = rec_heap_thread_of(__builtin_return_address(0));
+	if (t && r != -1)
+		rec_heap_note(t, VT_HEAP_MREMAP, (void *)r, n, old, __builtin_return_address(0));
+	return (void *)r;
 }

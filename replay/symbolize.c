@@ -392,21 +392,55 @@ static void block_end(uint64_t lo, uint64_t seq)
 		b->free = seq;
 }
 
+/* munmap: every live block that begins in [lo, lo + n) ends (those of
+ * mmap, and any other the range took with it).  The blocks are found on
+ * the range's pages, or, for a range of more pages than there are blocks,
+ * by a scan of them all. */
+static void block_end_if_in(sym_block *b, uint64_t lo, uint64_t n, uint64_t seq)
+{
+	if (b->lo >= lo && b->lo - lo < n && b->alloc < seq && b->free == UINT64_MAX)
+		b->free = seq;
+}
+
+static void blocks_end_in(uint64_t lo, uint64_t n, uint64_t seq)
+{
+	uint64_t first = lo >> 12, last = n ? (lo + n - 1) >> 12 : first;
+	if (!n)
+		return;
+	if (last - first >= nblocks || !cappages) {
+		for (size_t k = 0; k < nblocks; k++)
+			block_end_if_in(&blocks[k], lo, n, seq);
+		return;
+	}
+	for (size_t k = 0; k < nbig; k++)
+		block_end_if_in(&blocks[big[k]], lo, n, seq);
+	for (uint64_t pg = first; pg <= last; pg++) {
+		sym_page *p = page_slot(pg);
+		for (uint32_t k = 0; p && p->page && k < p->n; k++)
+			block_end_if_in(&blocks[p->ids[k]], lo, n, seq);
+	}
+}
+
 void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 {
 	pthread_mutex_lock(&sym_mu);
 	for (size_t i = 0; i < n; i++) {
 		switch (e[i].kind) {
 		case VT_HEAP_REALLOC:
+		case VT_HEAP_MREMAP:
 			block_end(e[i].old, e[i].seq);
 			/* fall through */
 		case VT_HEAP_MALLOC:
 		case VT_HEAP_CALLOC:
 		case VT_HEAP_MEMALIGN:
+		case VT_HEAP_MMAP:
 			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block, thread, e[i].site);
 			break;
 		case VT_HEAP_FREE:
 			block_end(e[i].addr, e[i].seq);
+			break;
+		case VT_HEAP_MUNMAP:
+			blocks_end_in(e[i].addr, e[i].size, e[i].seq);
 			break;
 		case VT_HEAP_STACK:
 		case VT_HEAP_TLS: {

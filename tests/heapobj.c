@@ -5,13 +5,16 @@
  * likely at a's address: reuse gets a new number) written, then c
  * realloc'ed = heap#4 (200 longs) written, and 10 of its longs read by
  * touch_r inside a region marked with skel_roi_begin/end; tcount (TLS)
- * read and written by touch_tls.  No stdio: nothing else allocates.  The
+ * read and written by touch_tls; then d = heap#5, 8 KiB of anonymous
+ * mmap written by touch_w and unmapped, and e = heap#6, mapped again
+ * (likely at d's place: a new number) and 10 longs written.  No stdio: nothing else allocates.  The
  * block addresses go to stderr, for the test to check the offsets. */
 #include "skel_roi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 long glob[16];
@@ -79,5 +82,17 @@ int main(void)
 	skel_roi_end();
 	free(c);
 	free(b);
+	long *d = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d == MAP_FAILED)
+		return 1;
+	say("heap#5", d);
+	touch_w(d, 1024);
+	munmap(d, 8192);
+	long *e = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e == MAP_FAILED)
+		return 1;
+	say("heap#6", e);
+	touch_w(e, 10);
+	munmap(e, 4096);
 	return (int)(s & 1);
 }

@@ -41,7 +41,8 @@ $(cat "$tmp/got")"
 	bad "replay --symbolize: $(cat "$tmp/err")"
 head -1 "$tmp/all.csv" | grep -qx 'thread,pc,kind,size,addr,object' || bad "csv header: $(head -1 "$tmp/all.csv")"
 expect "whole run" "$tmp/all.csv" "heap#1,W 800" "heap#2,W 400" "heap#2,R 400" "glob,R 128" \
-	"glob,W 128" "heap#3,W 800" "heap#4,W 1600" "heap#4,R 80" "tls#0,R 8" "tls#0,W 8"
+	"glob,W 128" "heap#3,W 800" "heap#4,W 1600" "heap#4,R 80" "tls#0,R 8" "tls#0,W 8" \
+	"heap#5,W 8192" "heap#6,W 80"
 # offsets: each heap#N access is at the block's base (the program's
 # own pointer) plus the offset; each glob access at nm's address plus it
 glob=$(nm "$tmp/heapobj" | awk '$3 == "glob" { print $1 }')
@@ -51,7 +52,7 @@ while read -r addr obj off; do
 	[ $((0x$base + 0x$off)) -eq $((addr)) ] || { echo "$addr $obj+0x$off: base $base"; break; }
 done >"$tmp/off"
 [ -s "$tmp/off" ] && bad "offsets: $(cat "$tmp/off")"
-[ "$(grep -c '^heap#[1-4]=' "$tmp/bases")" = 4 ] || bad "heapobj printed no block bases: $(cat "$tmp/bases")"
+[ "$(grep -c '^heap#[1-6]=' "$tmp/bases")" = 6 ] || bad "heapobj printed no block bases: $(cat "$tmp/bases")"
 # a freed block's address reused: a new number (heap#3 at heap#1's place
 # with glibc; the offsets above check each against its own base)
 grep -q "^heap#3=$(sed -n 's/^heap#1=//p' "$tmp/bases")\$" "$tmp/bases" ||
@@ -63,7 +64,8 @@ roi() {
 		bad "replay $*: $(cat "$tmp/err")"
 }
 roi --roi touch_w
-expect "--roi touch_w" "$tmp/roi.csv" "heap#1,W 800" "heap#2,W 400" "heap#3,W 800" "heap#4,W 1600"
+expect "--roi touch_w" "$tmp/roi.csv" "heap#1,W 800" "heap#2,W 400" "heap#3,W 800" "heap#4,W 1600" \
+	"heap#5,W 8192" "heap#6,W 80"
 roi --roi touch_r
 expect "--roi touch_r" "$tmp/roi.csv" "heap#2,R 400" "heap#4,R 80"
 roi --roi touch_glob --roi touch_tls
@@ -76,7 +78,7 @@ roi --roi touch_r
 [ "$(awk -F, 'NR > 1 && $6 ~ /^stack#0/ { n += $4 } END { print n }' "$tmp/roi.csv")" = 16 ] ||
 	bad "--roi touch_r: stack bytes other than its two returns"
 ./skel replay "$tmp/ho.c" "$tmp/ho.v" --format count --roi touch_w >"$tmp/count" 2>&1
-grep -q "^total: 454 accesses, 4 reads, 450 writes, 3632 bytes" "$tmp/count" || bad "--roi touch_w --format count: $(cat "$tmp/count")"
+grep -q "^total: 1490 accesses, 6 reads, 1484 writes, 11920 bytes" "$tmp/count" || bad "--roi touch_w --format count: $(cat "$tmp/count")"
 
 # online: the same objects and regions
 ./skel run "$tmp/ho.c" --format csv --symbolize --roi touch_r -o "$tmp/on.csv" -- "$tmp/heapobj" 2>/dev/null ||
