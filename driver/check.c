@@ -170,9 +170,10 @@ static bool and_zero_elided(const acc *a)
 
 /* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...".  Pcs
  * are runtime; with a marker (OBJECTS), what ran before the recorder was
- * in place, and after it ended (its second run), is skipped. */
+ * in place, and after it ended (its second run), is skipped (a forked
+ * child's log has only the end). */
 static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t nobj,
-		       acc_vec *out)
+		       bool child, acc_vec *out)
 {
 	FILE *f = fopen(log, "r");
 	if (!f)
@@ -182,7 +183,8 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
 	bool call_jmp = false;	/* the jmp that ends an emulated call */
 	size_t push_at = SIZE_MAX;	/* its push's store, in out */
-	bool started = !s->objects.marker;
+	/* a forked child's log starts after the fork, recorder in place */
+	bool started = !s->objects.marker || child;
 	const cobj *po = NULL;	/* the object pc is in */
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
@@ -437,13 +439,79 @@ static void name_uncovered(const vt_streams *s)
 	}
 }
 
-/* The logs of the program's children, lackey.PID.log. */
+/* One process: its replay (--pid for a forked child) against its lackey
+ * log.  0 exact, 1 not, 2 no replay at all. */
+static int check_process(char *bin, const char *vals, const vt_streams *s, const char *log,
+			 const char *trace, uint32_t pid)
+{
+	char pidarg[16];
+	snprintf(pidarg, sizeof pidarg, "%u", pid);
+	char *rav[] = { bin, (char *)vals, "-o", (char *)trace, "--quiet",
+			pid ? "--pid" : NULL, pidarg, NULL };
+	int rr = run_wait(rav, NULL);
+	if (rr == 2)
+		return 2;
+	int rc = 1;
+	acc_vec oracle = {0};
+	thread_vec threads = {0};
+	if (read_lackey(log, s, cobjs, ncobjs, pid != 0, &oracle) < 0 ||
+	    read_replayed(trace, &threads) < 0)
+		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
+	else
+		rc = compare(&oracle, &threads) || rr != 0;
+	if (rr == 3)
+		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
+	for (size_t t = 0; t < threads.n; t++)
+		free(threads.a[t].a.a);
+	free(threads.a);
+	free(oracle.a);
+	return rc;
+}
+
+/* Every process the program forked, and theirs (each child's file names
+ * its own forks), checked in turn against its own lackey log: 0 when all
+ * are exact; the first that is not is named. */
+static int check_children(char *bin, const char *vals, const vt_streams *root,
+			  const char *dir, const char *trace)
+{
+	VEC(uint32_t) todo = {0};
+	for (size_t i = 0; i < root->nforks; i++)
+		vec_push(todo, root->forks[i].f.pid);
+	int rc = 0;
+	for (size_t k = 0; k < todo.n && !rc; k++) {
+		uint32_t pid = todo.a[k];
+		char cvals[PATH_MAX], clog[PATH_MAX], err[FMT_ERR_LEN];
+		snprintf(cvals, sizeof cvals, "%s.%u", vals, pid);
+		snprintf(clog, sizeof clog, "%s/lackey.%u.log", dir, pid);
+		vt_streams cs;
+		if (vtrace_load_streams(cvals, &cs, err) < 0) {
+			fprintf(stderr, "skel check: process %u, forked by the program: %s: %s (its "
+				"trace is missing)\n", pid, cvals, err);
+			rc = 1;
+			break;
+		}
+		for (size_t i = 0; i < cs.nforks; i++)
+			vec_push(todo, cs.forks[i].f.pid);
+		vtrace_streams_free(&cs);
+		fprintf(stderr, "check: process %u (forked):\n", pid);
+		rc = check_process(bin, vals, root, clog, trace, pid);
+		if (rc)
+			fprintf(stderr, "skel check: process %u, forked by the program, differs "
+				"(above)\n", pid);
+		unlink(cvals);
+	}
+	free(todo.a);
+	return rc != 0;
+}
+
+/* The logs of the program's children, lackey.PID.log, and their value
+ * files, app.vals.PID. */
 static void remove_children_logs(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "lackey.", 7)) {
+		if (!strncmp(e->d_name, "lackey.", 7) || !strncmp(e->d_name, "app.vals.", 9)) {
 			char p[PATH_MAX];
 			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
 			unlink(p);
@@ -545,16 +613,12 @@ int cmd_check(int argc, char **argv)
 	if (st >= 128)
 		fprintf(stderr, "skel check: %s was killed by signal %d; checking what it did\n",
 			app[0], st - 128);
-	char *rav[] = { bin, vals, "-o", trace, "--quiet", NULL };
-	int rr = run_wait(rav, NULL);
-	free(bin);
-	if (rr == 2)
-		goto out;
-
+	{
 	char err[FMT_ERR_LEN];
 	vt_streams s;
 	if (vtrace_load_streams(vals, &s, err) < 0) {
 		fprintf(stderr, "skel: %s: %s\n", vals, err);
+		free(bin);
 		goto out;
 	}
 	if (s.nmap)
@@ -567,24 +631,19 @@ int cmd_check(int argc, char **argv)
 	}
 	if (cobjs_open(&s, app_path, bias) < 0) {
 		vtrace_streams_free(&s);
+		free(bin);
 		goto out;
 	}
-	acc_vec oracle = {0};
-	thread_vec threads = {0};
-	if (read_lackey(log, &s, cobjs, ncobjs, &oracle) < 0 || read_replayed(trace, &threads) < 0)
-		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
-	else
-		rc = compare(&oracle, &threads) || rr != 0;
+	rc = check_process(bin, vals, &s, log, trace, 0);
+	if (rc != 2)
+		rc = check_children(bin, vals, &s, dir, trace) || rc;
 	if (ncobjs > 1)
 		name_uncovered(&s);
-	if (rr == 3)
-		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
-	for (size_t t = 0; t < threads.n; t++)
-		free(threads.a[t].a.a);
-	free(threads.a);
-	free(oracle.a);
+	free(bin);
 	cobjs_close();
 	vtrace_streams_free(&s);
+	rc = rc != 0;
+	}
 out:
 	if (!keep) {
 		for (size_t i = 0; i < sizeof files / sizeof *files; i++)

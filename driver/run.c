@@ -1015,7 +1015,7 @@ bool trace_format_ok(const char *f)
 
 int cmd_replay(int argc, char **argv)
 {
-	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
+	const char *skel = NULL, *values = NULL, *out = "-", *format = "text", *pid = NULL;
 	bool stats = false, salvage = false;
 	sim_opts so = SIM_OPTS_INIT;
 	roi_opts ro = { 0 };
@@ -1028,6 +1028,8 @@ int cmd_replay(int argc, char **argv)
 			stats = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = argv[++i];
 		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0 ||
 			 (r = roi_opts_arg(argc, argv, &i, &ro, true)) != 0) {
 			if (r < 0)
@@ -1042,7 +1044,9 @@ int cmd_replay(int argc, char **argv)
 			return skel_usage_error("replay: too many arguments");
 	}
 	if (!skel || !values)
-		return skel_usage_error("replay: usage: skel replay SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
+		return skel_usage_error("replay: usage: skel replay SKEL VALUES [--pid PID] [-o TRACE] [--format F] [--stats] [--salvage]");
+	if (pid && strspn(pid, "0123456789") != strlen(pid))
+		return skel_usage_error("replay: --pid takes a process id");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (sim_opts_check(&so) < 0 || roi_opts_check(&ro, format, &so) < 0)
@@ -1059,7 +1063,7 @@ int cmd_replay(int argc, char **argv)
 		free(bin);
 		return 1;
 	}
-	char *av[9 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out,
+	char *av[11 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out,
 							      "--format", (char *)format };
 	size_t n = 6;
 	char exe[PATH_MAX];
@@ -1067,6 +1071,10 @@ int cmd_replay(int argc, char **argv)
 		av[n++] = "--stats";
 	if (salvage)
 		av[n++] = "--salvage";
+	if (pid) {
+		av[n++] = "--pid";
+		av[n++] = (char *)pid;
+	}
 	n += sim_opts_argv(&so, format, raw[0] ? raw : NULL, av + n);
 	n += roi_opts_argv(&ro, skel, NULL, av + n, exe);
 	av[n] = NULL;

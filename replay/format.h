@@ -323,6 +323,10 @@ enum vt_chunk_type {
 				 * (thread 0): the objects of the process */
 	VT_HEAP = 11,		/* payload: vt_heap_event[] of `thread`, in
 				 * its program order (below) */
+	VT_PROCESS = 12,	/* payload: vt_process (thread 0), right
+				 * after the header: the process that wrote
+				 * the file and, for a forked child, where
+				 * its stream begins in its parent's */
 };
 
 /* The objects of the process (whole-process recording).  One OBJECTS chunk
@@ -371,11 +375,27 @@ typedef struct vt_exec {
 	char path[248];		/* the file, cut to fit, NUL-terminated */
 } vt_exec;
 
+/* `word`: the words of the thread before fork(); the child's stream
+ * (the file VALUES.<pid>) goes on from there (vt_process). */
 typedef struct vt_fork {
 	uint64_t word;		/* words of the thread before fork() */
 	uint32_t pid;		/* the child */
 	uint32_t reserved;
 } vt_fork;
+
+/* A forked child writes its own file beside its parent's, named
+ * PARENTFILE.<pid>.  Its thread 0 is the forking thread: the child's
+ * skeleton state at the fork is the parent's after `word` words of thread
+ * `thread` of the parent's file (VT_PROC_FORKED), and the child's thread
+ * 0 stream continues from there. */
+enum { VT_PROC_FORKED = 1 };
+typedef struct vt_process {
+	uint32_t pid;		/* the process that wrote this file */
+	uint32_t parent;	/* its parent's pid (VT_PROC_FORKED), else 0 */
+	uint64_t word;		/* VT_PROC_FORKED: words of the parent's */
+	uint32_t thread;	/* forking thread before the fork */
+	uint32_t flags;		/* VT_PROC_* */
+} vt_process;
 
 /* Where a thread died of a signal: a replay of its stream stops at the
  * first access of `pc` after the stream's last word (the faulting access
@@ -426,6 +446,8 @@ enum {
 				 * whose number is flags >> 16 (0: the
 				 * executable) */
 	VT_START_UNKNOWN = 2,	/* stream opened lazily: start not seen */
+	VT_START_FORKED = 4,	/* a forked child's thread 0: its stream
+				 * goes on from its parent's (vt_process) */
 };
 
 typedef struct vt_thread_start {
@@ -477,6 +499,7 @@ _Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
 _Static_assert(sizeof(vt_signal) == 24, "vt_signal layout");
 _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
+_Static_assert(sizeof(vt_process) == 24, "vt_process layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
@@ -575,7 +598,7 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
 static inline bool vt_chunk_global(uint32_t type)
 {
 	return type == VT_TRAMPOLINE_MAP || type == VT_END || type == VT_EXEC ||
-	       type == VT_OBJECTS;
+	       type == VT_OBJECTS || type == VT_PROCESS;
 }
 
 typedef struct vt_streams {
@@ -587,6 +610,13 @@ typedef struct vt_streams {
 	vt_end end;
 	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
 	vt_objects objects;	/* OBJECTS chunks (none: main-only) */
+	vt_process process;	/* its PROCESS chunk (pid 0: none, an older
+				   recorder) */
+	struct vt_fork_at {	/* every FORK chunk, in file order */
+		uint32_t thread;
+		vt_fork f;
+	} *forks;
+	size_t nforks;
 	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
 	bool cut;		/* error: the file ends inside a chunk (cut short;
 				   what came before is whole), not damage */

@@ -691,6 +691,27 @@ static void rec_header_write(const patch *p)
 	vt_header_seal(&h);
 	if (write(R.fd, &h, sizeof h) != (ssize_t)sizeof h)
 		rec_die("cannot write the value trace: %s", strerror(errno));
+	R.header = h;
+	vt_process me = { .pid = (uint32_t)R.pid };
+	rec_chunk(VT_PROCESS, 0, &me, sizeof me);
+}
+
+/* The value file's absolute path: a forked child writes its own file
+ * beside it, wherever it has moved to meanwhile. */
+static void rec_vpath_keep(const char *vpath)
+{
+	size_t n = 0;
+	if (R.pipe)
+		return;
+	if (vpath[0] != '/' && getcwd(R.vpath, sizeof R.vpath - 1)) {
+		n = strlen(R.vpath);
+		R.vpath[n++] = '/';
+	}
+	if (n + strlen(vpath) >= sizeof R.vpath - 1) {
+		R.vpath[0] = 0;	/* children will not record; replay says so */
+		return;
+	}
+	strcpy(R.vpath + n, vpath);
 }
 /* The value file, locked: a second process that inherits the environment
  * (fork+exec of the same program) finds it taken and records nothing. */
@@ -790,6 +811,7 @@ __attribute__((constructor)) static void rec_init(void)
 		return;
 	}
 	R.pid = getpid();
+	rec_vpath_keep(vpath);
 	if (rec_buffer_map(&R.sink) || pthread_key_create(&R.key,
 							  rec_on_thread_exit))
 		rec_die("out of memory");
@@ -803,7 +825,7 @@ __attribute__((constructor)) static void rec_init(void)
 		rec_heap_thread(main_t);	/* written with its START: */
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */
-	pthread_atfork(NULL, NULL, rec_atfork_child);
+	pthread_atfork(rec_fork_prepare, NULL, rec_atfork_child);
 	rec_int3_publish(&i3);
 	free(i3.v);
 	atomic_store_explicit(&R.nobj, n, memory_order_release);

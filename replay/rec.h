@@ -81,6 +81,8 @@ typedef struct rec_thread {
 	vt_thread_start ts;
 	struct rec_heap *_Atomic heap;	/* its HEAP events (rec_heap.c) */
 	uint64_t origin;	/* stream index of *base (the owner resets) */
+	uint64_t fork_word;	/* its words before its last fork() (the
+				   child's stream goes on from there) */
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
@@ -135,7 +137,10 @@ typedef struct rec_state {
 	int force_int3;		/* SKEL_INT3=1: every site an int3 */
 	int fd;
 	pid_t pid;		/* the recording process */
-	volatile int child;	/* forked: record nothing */
+	volatile int child;	/* forked, and not recording: record nothing */
+	char vpath[4096];	/* the value file, absolute: a forked child
+				   writes VPATH.<pid> ("" for a pipe) */
+	vt_header header;	/* as written: a forked child's file has it */
 	volatile int finished;	/* END written */
 	patch_set set;		/* section 0: the executable */
 	rec_object obj[PATCH_MAX_OBJECTS];	/* covered, obj[0] the
@@ -397,12 +402,21 @@ void rec_started(void);
 void rec_thread_start_now(rec_thread *t);
 void rec_finish(uint32_t how);
 void rec_event(uint32_t type, void *payload, size_t n);
+/* The FORK chunk of the parent (rec_fork_prepare set the word). */
+void rec_fork_event(uint32_t pid);
 
 /* -------------------------------------------------------- rec_sig.c */
 
 void rec_signals_install(void);
 /* sigaction as libc does it, past our interposer */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
+
+/* fork: the forking thread's buffer written before the fork (so that its
+ * words after `fork_word` are the child's as well as the parent's), and
+ * in the child, the streams of the threads that did not survive dropped
+ * and the forking thread's stream made thread 0 of the child's file. */
+void rec_fork_prepare(void);
+void rec_fork_streams_reset(rec_thread *t);
 
 /* ------------------------------------------------------- rec_proc.c */
 

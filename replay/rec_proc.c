@@ -1,14 +1,17 @@
 /* rec_proc.c — the process's life as the recorder follows it: threads
  * (pthread_create interposed: one stream each), exit and _exit (END),
- * the exec family (EXEC) and fork (FORK; the child records nothing). */
+ * the exec family (EXEC), fork and vfork (FORK; the child records into a
+ * file of its own). */
 #include "replay/rec.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,17 +98,64 @@ REC_EXPORT void _Exit(int status)
 	rec_exit_now(status);
 }
 
-/* fork: the child records nothing (its probes store into a discard
- * buffer); it would otherwise share the parent's stream and file. */
+/* fork, in the child: it records into a file of its own, VPATH.<pid>
+ * (formats.md), whose PROCESS chunk says where its thread 0 -- the
+ * forking thread, the only one left -- branched off the parent's stream.
+ * Raw system calls only: libc may be patched and this runs inside its
+ * fork.  Where that cannot be (skel run's pipe, a thread without a
+ * stream, no file), the child records nothing, and the replay, which
+ * finds no file, says so. */
+static int rec_child_file(pid_t pid)
+{
+	char path[sizeof R.vpath + 16], digits[16];
+	size_t n = 0, k = 0;
+	while (R.vpath[n] && n < sizeof R.vpath)
+		path[n] = R.vpath[n], n++;
+	if (!n)
+		return -1;
+	do
+		digits[k++] = (char)('0' + pid % 10);
+	while ((pid /= 10) && k < sizeof digits);
+	path[n++] = '.';
+	while (k)
+		path[n++] = digits[--k];
+	path[n] = 0;
+	long fd = rec_syscall3(SYS_open, (long)path,
+			       O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (rec_syscall3(SYS_flock, fd, LOCK_EX | LOCK_NB, 0) ||
+	    rec_syscall3(SYS_write, fd, (long)&R.header, sizeof R.header) !=
+		    (long)sizeof R.header) {
+		rec_syscall3(SYS_close, fd, 0, 0);
+		return -1;
+	}
+	return (int)fd;
+}
+
 void rec_atfork_child(void)
 {
-	R.child = 1;
+	rec_thread *t = rec_self;
+	pid_t pid = rec_getpid();
+	int fd = -1;
+	if (R.active && !rec_off() && !R.pipe && t && t != &R.sink)
+		fd = rec_child_file(pid);
 	if (R.fd >= 0)
 		rec_syscall3(SYS_close, R.fd, 0, 0);
-	R.fd = -1;
-	rec_self = &R.sink;
-	rec_cursor = R.sink.base;
-	rec_t.mask = rec_t.sleft = 0;
+	R.fd = fd;
+	if (fd < 0) {
+		R.child = 1;
+		rec_self = &R.sink;
+		rec_cursor = R.sink.base;
+		rec_t.mask = rec_t.sleft = 0;
+		return;
+	}
+	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,
+			 VT_PROC_FORKED };
+	R.pid = pid;
+	rec_fork_streams_reset(t);
+	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
+	rec_thread_start_now(t);
 }
 
 /* exec: the image's words so far are written, then an EXEC chunk says
@@ -210,17 +260,43 @@ REC_EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
-/* fork: the child's work is not traced (rec_atfork_child); the parent's
- * stream says where it forked, and the replay says so. */
+/* fork: the child records into a file of its own (rec_atfork_child); the
+ * parent's stream says where it forked. */
 REC_EXPORT pid_t fork(void)
 {
 	pid_t pid = rec_real_fork()();
 	if (pid > 0) {
 		int e = errno;
-		vt_fork f = { 0, (uint32_t)pid, 0 };
-		rec_event(VT_FORK, &f, sizeof f);
+		rec_fork_event((uint32_t)pid);
 		errno = e;
 	}
+	return pid;
+}
+
+/* vfork is fork here: a vfork child runs in its parent's memory, where
+ * its probes would store into the parent's buffer.  The parent waits, as
+ * after vfork, until the child execs or exits (the pipe's write end is
+ * close-on-exec).  A child that writes to its parent's memory, which
+ * POSIX does not allow, is not followed.  Not recording, this is fork
+ * and wait too: a vfork cannot be called from a function that returns
+ * before the child is done. */
+REC_EXPORT pid_t vfork(void)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
+		return fork();
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		return 0;
+	}
+	int e = errno;
+	close(fds[1]);
+	char c;
+	while (pid > 0 && (read(fds[0], &c, 1) < 0 && errno == EINTR))
+		;
+	close(fds[0]);
+	errno = e;
 	return pid;
 }
 

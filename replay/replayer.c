@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <limits.h>
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -363,6 +364,10 @@ typedef struct stream {
 	vt_signal sig;
 	uint32_t forks;
 	vt_fork fork;
+	/* --pid: the first `quiet` words are the parent's before the fork,
+	 * replayed without output (0: none) */
+	uint64_t quiet;
+	int count_only;         /* t.count_only after them */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
 	/* --symbolize: its HEAP events (under mu when online), the next
@@ -863,6 +868,21 @@ static void seg_free(seg *g)
 	free(g);
 }
 
+/* --pid: the skeleton reads the child's first word, so the parent's part
+ * is over: the child's accesses from here on are emitted.  Every access
+ * before it was made before the fork: the first word the child records
+ * after the fork is read before any access the child makes (the
+ * recorder closes its groups at the fork, so that word opens a group of
+ * its own, and the first probe the child meets after fork() returns is
+ * the RETURNED word at the call's return site, or a routine entry). */
+static void fork_passed(stream *s)
+{
+	s->quiet = 0;
+	s->t.count_only = s->count_only;
+	for (int k = 0; k < 2; k++)
+		s->t.count[k] = s->t.bytes[k] = 0;
+}
+
 /* Points t->w/t->end at the next words: 1, or 0 when there are none and
  * never will be. */
 static int refill(stream *s)
@@ -888,6 +908,8 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
+	if (s->quiet && s->base >= s->quiet)
+		fork_passed(s);
 	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seg_w, g->w, __ATOMIC_RELAXED);
 	return 1;
@@ -1557,11 +1579,14 @@ static int report_signal(const char *what, uint32_t thread, const vt_signal *e)
 	return 3;
 }
 
+/* skel run: the children write no stream of their own (the FIFO is the
+ * parent's); skel record writes one per child (report_forks). */
 static void report_fork(const char *what, uint32_t thread, uint32_t n, const vt_fork *f)
 {
 	fprintf(stderr, "skel: %s: thread %u forked %u child process%s (the first, pid %u, "
-		"after its word %" PRIu64 "): what a child does is not traced\n", what, thread,
-		n, n == 1 ? "" : "es", f->pid, f->word);
+		"after its word %" PRIu64 "): skel run traces the first process only, what a "
+		"child does is not traced (skel record, then skel replay --pid PID, traces "
+		"it)\n", what, thread, n, n == 1 ? "" : "es", f->pid, f->word);
 }
 
 /* true: the run ended in exec (no END chunk is expected) */
@@ -1574,10 +1599,222 @@ static bool report_exec(const char *what, const vt_exec *e)
 	return true;
 }
 
-static int replay_file(const char *values, FILE *out, bool quiet)
+static void seg_queue(stream *s, seg *g)
+{
+	if (!s->cur)
+		s->cur = g;
+	else if (s->qt)
+		s->qt = s->qt->next = g;
+	else
+		s->qh = s->qt = g;
+}
+
+/* The stream's words, `limit` at most: one segment per run (at least
+ * one, empty). */
+static void stream_runs(stream *s, const struct vt_run *runs, size_t n, uint64_t limit)
+{
+	for (size_t r = 0; r < n || r == 0; r++) {
+		seg *g = calloc(1, sizeof *g);
+		if (!g) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			exit(2);
+		}
+		if (r < n && limit) {
+			g->w = runs[r].w;
+			g->n = runs[r].n < limit ? runs[r].n : limit;
+			limit -= g->n;
+		}
+		seg_queue(s, g);
+	}
+}
+
+/* ---------------------------------------------------- forked children */
+
+/* A forked child's file is its parent's name and ".PID" (formats.md);
+ * the first process recorded writes VALUES itself. */
+#define FORK_DEPTH 32
+
+typedef struct pfile {
+	char path[PATH_MAX];
+	vtrace vt;
+	vt_streams st;
+	bool open;
+} pfile;
+
+/* The parents' words a child's thread 0 starts from: the forking
+ * thread's stream in each ancestor up to the fork, the first process's
+ * first. */
+typedef struct prefix {
+	pfile f[FORK_DEPTH];
+	size_t nf;
+	const vt_stream *part[FORK_DEPTH];	/* root first */
+	uint64_t words[FORK_DEPTH];
+	size_t np;
+	uint64_t total;
+} prefix;
+
+static void child_path(char *out, const char *values, uint32_t pid)
+{
+	snprintf(out, PATH_MAX, "%s.%u", values, pid);
+}
+
+static int pfile_open(pfile *f, const char *path)
 {
 	char err[FMT_ERR_LEN];
+	snprintf(f->path, sizeof f->path, "%s", path);
+	if (vtrace_open(&f->vt, path, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", path, err);
+		return -1;
+	}
+	f->open = true;
+	if (header_matches(&f->vt.header, path) < 0)
+		return -1;
+	vtrace_streams_ref(&f->vt, &f->st);
+	if (f->st.error[0] && !salvage) {
+		fprintf(stderr, "skel: %s: %s: a parent's file is damaged or cut before the "
+			"fork; nothing was replayed\n", path, f->st.error);
+		return -1;
+	}
+	return 0;
+}
+
+static void pfile_close(pfile *f)
+{
+	if (!f->open)
+		return;
+	vtrace_streams_free(&f->st);
+	vtrace_close(&f->vt);
+	f->open = false;
+}
+
+static void prefix_free(prefix *p)
+{
+	for (size_t i = 0; i < p->nf; i++)
+		pfile_close(&p->f[i]);
+}
+
+static bool fork_recorded(const vt_streams *st, const vt_process *c)
+{
+	for (size_t i = 0; i < st->nforks; i++)
+		if (st->forks[i].f.pid == c->pid && st->forks[i].thread == c->thread &&
+		    st->forks[i].f.word == c->word)
+			return true;
+	return false;
+}
+
+/* From the child's PROCESS chunk up through its ancestors' files (the
+ * first process's is `root`, pid root_pid): 0, or -1 after saying why. */
+static int prefix_load(prefix *p, const char *root, uint32_t root_pid, vt_process c)
+{
+	while (c.flags & VT_PROC_FORKED) {
+		if (p->nf == FORK_DEPTH) {
+			fprintf(stderr, "skel: %s: more than %d forks deep\n", root, FORK_DEPTH);
+			return -1;
+		}
+		pfile *f = &p->f[p->nf++];
+		char path[PATH_MAX];
+		if (c.parent == root_pid)
+			snprintf(path, sizeof path, "%s", root);
+		else
+			child_path(path, root, c.parent);
+		if (pfile_open(f, path) < 0)
+			return -1;
+		const vt_stream *vs = vtrace_stream(&f->st, c.thread);
+		if (!fork_recorded(&f->st, &c) || !vs || vs->nvalues < c.word) {
+			fprintf(stderr, "skel: %s: the fork of process %u (thread %u, after its word %"
+				PRIu64 ") is not in its parent's file %s (cut before the fork?): "
+				"nothing was replayed\n", root, c.pid, c.thread, c.word, path);
+			return -1;
+		}
+		memmove(p->part + 1, p->part, p->np * sizeof *p->part);
+		memmove(p->words + 1, p->words, p->np * sizeof *p->words);
+		p->part[0] = vs;
+		p->words[0] = c.word;
+		p->np++;
+		p->total += c.word;
+		if (c.thread != 0)	/* a thread born in the parent */
+			break;
+		c = f->st.process;
+	}
+	return 0;
+}
+
+/* Thread 0 of a child: the parents' words up to the fork come first,
+ * replayed without output (fork_passed). */
+static void stream_prefix(stream *s, const prefix *p)
+{
+	for (size_t i = 0; i < p->np; i++)
+		stream_runs(s, p->part[i]->runs, p->part[i]->nruns, p->words[i]);
+	if (!p->total)
+		return;
+	s->quiet = p->total;
+	s->count_only = s->t.count_only;
+	s->t.count_only = 1;
+}
+
+/* A replay without --pid: the children the process forked, and how to
+ * replay each (their files), or that one was not recorded. */
+static void report_forks(const char *values, const vt_streams *st, bool quiet)
+{
+	for (size_t i = 0; i < st->nforks; i++) {
+		const struct vt_fork_at *x = &st->forks[i];
+		char path[PATH_MAX];
+		child_path(path, values, x->f.pid);
+		bool there = access(path, R_OK) == 0;
+		if (there && !quiet)
+			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
+				": its trace is in %s (skel replay SKEL %s --pid %u)\n", values,
+				x->thread, x->f.pid, x->f.word, path, values, x->f.pid);
+		else if (!there)
+			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
+				": %s is missing, what that process did is not traced\n", values,
+				x->thread, x->f.pid, x->f.word, path);
+	}
+}
+
+static uint32_t replay_pid;     /* --pid: the forked child to replay */
+
+/* The prefix of the child whose streams are st (root: the first
+ * process's file), or NULL after saying why. */
+static prefix *child_prefix(const char *root, const vt_streams *st)
+{
+	if (!(st->process.flags & VT_PROC_FORKED) || st->process.pid != replay_pid) {
+		fprintf(stderr, "skel: %s.%u: not the file of a forked child\n", root, replay_pid);
+		return NULL;
+	}
+	prefix *p = calloc(1, sizeof *p);
+	pfile rf = { 0 };
+	if (!p || pfile_open(&rf, root) < 0) {
+		pfile_close(&rf);
+		free(p);
+		return NULL;
+	}
+	uint32_t root_pid = rf.st.process.pid;
+	pfile_close(&rf);
+	if (prefix_load(p, root, root_pid, st->process) < 0) {
+		prefix_free(p);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int replay_file(const char *values, FILE *out, bool quiet)
+{
+	char err[FMT_ERR_LEN], cpath[PATH_MAX];
 	vtrace vt;
+	prefix *pre = NULL;
+	const char *root = values;
+	if (replay_pid) {
+		child_path(cpath, values, replay_pid);
+		if (access(cpath, R_OK) != 0) {
+			fprintf(stderr, "skel: %s: no value file for process %u (%s): it was not "
+				"forked by the recorded program, or it did not record\n", values,
+				replay_pid, cpath);
+			return 2;
+		}
+		values = cpath;
+	}
 	if (vtrace_open(&vt, values, err) < 0) {
 		fprintf(stderr, "skel: %s: %s\n", values, err);
 		return 2;
@@ -1599,7 +1836,15 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 4;
 	}
-	if (modules_bind(st.objects.v, st.objects.n, values) < 0) {
+	if (replay_pid && (pre = child_prefix(root, &st)) == NULL) {
+		vtrace_streams_free(&st);
+		vtrace_close(&vt);
+		return 2;
+	}
+	/* a child's objects are its first ancestor's, and those it mapped */
+	if ((pre && pre->nf && modules_bind(pre->f[pre->nf - 1].st.objects.v,
+					    pre->f[pre->nf - 1].st.objects.n, root) < 0) ||
+	    modules_bind(st.objects.v, st.objects.n, values) < 0) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
 		return 2;
@@ -1621,23 +1866,9 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
 		s->t.crash_pc = crash_pc_in(s, &mods[0]);
-		for (size_t r = 0; r < vs->nruns || r == 0; r++) {
-			seg *g = calloc(1, sizeof *g);
-			if (!g) {
-				fprintf(stderr, "skel: replay: out of memory\n");
-				exit(2);
-			}
-			if (r < vs->nruns) {
-				g->w = vs->runs[r].w;
-				g->n = vs->runs[r].n;
-			}
-			if (!s->cur)
-				s->cur = g;
-			else if (s->qt)
-				s->qt = s->qt->next = g;
-			else
-				s->qh = s->qt = g;
-		}
+		if (vs->thread == 0 && pre)
+			stream_prefix(s, pre);
+		stream_runs(s, vs->runs, vs->nruns, UINT64_MAX);
 		s->t.w = s->t.begin = s->seg_w = s->cur->w;
 		s->t.end = s->cur->w + s->cur->n;
 		fflush(out);
@@ -1678,8 +1909,11 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 		if (st.s[k].signalled)
 			rc = report_signal(values, st.s[k].thread, &st.s[k].sig);
-		if (st.s[k].forks)
-			report_fork(values, st.s[k].thread, st.s[k].forks, &st.s[k].fork);
+	}
+	report_forks(root, &st, quiet);
+	if (pre) {
+		prefix_free(pre);
+		free(pre);
 	}
 	vtrace_streams_free(&st);
 	vtrace_close(&vt);
@@ -2061,6 +2295,8 @@ int main(int argc, char **argv)
 			quiet = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			replay_pid = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
 		else if (!strcmp(argv[i], "--symbolize"))
@@ -2105,6 +2341,10 @@ int main(int argc, char **argv)
 	if (symbolize)
 		writer = format == F_TEXT ? w_text_sym : w_csv_sym;
 	track_heap = symbolize;
+	if (replay_pid && (symbolize || online)) {
+		fprintf(stderr, "skel: replay: --pid: not with --symbolize or online\n");
+		return 2;
+	}
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];
 	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");

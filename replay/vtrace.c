@@ -148,6 +148,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_exec);
 	case VT_FORK:
 		return h->payload_bytes == sizeof(vt_fork);
+	case VT_PROCESS:
+		return h->payload_bytes == sizeof(vt_process);
 	case VT_HEAP:
 		return h->payload_bytes % sizeof(vt_heap_event) == 0;
 	case VT_OBJECTS:
@@ -446,6 +448,17 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index)
 	return NULL;
 }
 
+static int vt_fork_add(vt_streams *s, uint32_t thread, const uint8_t *payload)
+{
+	struct vt_fork_at *v = realloc(s->forks, (s->nforks + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	s->forks = v;
+	v[s->nforks].thread = thread;
+	memcpy(&v[s->nforks++].f, payload, sizeof v->f);
+	return 0;
+}
+
 static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN])
 {
 	vt_streams *s = rd->s;
@@ -466,6 +479,10 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	if (c->h.type == VT_OBJECTS)
 		return vt_objects_add(&s->objects, c->payload, n) ?
 			vt_fail(err, "out of memory") : 0;
+	if (c->h.type == VT_PROCESS) {
+		memcpy(&s->process, c->payload, sizeof s->process);
+		return 0;
+	}
 	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
 		return vt_fail(err, "out of memory");
@@ -486,6 +503,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_FORK) {
 		if (!st->forks++)
 			memcpy(&st->fork, c->payload, sizeof st->fork);
+		if (vt_fork_add(s, c->h.thread, c->payload))
+			return vt_fail(err, "out of memory");
 	} else if (c->h.type == VT_HEAP) {
 		if (vt_heap_add(st, c->payload, n))
 			return vt_fail(err, "out of memory");
@@ -549,5 +568,6 @@ void vtrace_streams_free(vt_streams *s)
 	free(s->s);
 	free(s->map);
 	free(s->objects.v);
+	free(s->forks);
 	memset(s, 0, sizeof *s);
 }
