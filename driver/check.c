@@ -498,7 +498,6 @@ static int check_children(char *bin, const char *vals, const vt_streams *root,
 		if (rc)
 			fprintf(stderr, "skel check: process %u, forked by the program, differs "
 				"(above)\n", pid);
-		unlink(cvals);
 	}
 	free(todo.a);
 	return rc != 0;

@@ -368,7 +368,9 @@ typedef struct vt_signal {
 	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_signal;
 
-enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2 };
+/* SPAWNED: posix_spawn, posix_spawnp, system or popen started `path`
+ * (glibc's child runs none of the program's code before it execs) */
+enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2, VT_EXEC_SPAWNED = 3 };
 typedef struct vt_exec {
 	uint32_t stage;		/* VT_EXEC_*: about to exec, or it returned */
 	uint32_t reserved;
@@ -608,7 +610,10 @@ typedef struct vt_streams {
 	size_t nmap;
 	bool complete;		/* END chunk present: the run exited cleanly */
 	vt_end end;
-	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
+	vt_exec exec;		/* the last EXEC chunk but SPAWNED ones
+				   (stage 0: none) */
+	vt_exec spawn;		/* the first SPAWNED one */
+	uint32_t nspawns;
 	vt_objects objects;	/* OBJECTS chunks (none: main-only) */
 	vt_process process;	/* its PROCESS chunk (pid 0: none, an older
 				   recorder) */

@@ -8,6 +8,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,16 +163,78 @@ void rec_atfork_child(void)
 /* exec: the image's words so far are written, then an EXEC chunk says
  * that what follows (the new image) is not in this trace; a failed exec
  * says so too, and recording goes on. */
-static void rec_note_exec(const char *path, uint32_t stage)
+static void rec_note_exec_arg(const char *path, const char *arg, uint32_t stage)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
 	if (stage == VT_EXEC_CALLED)
 		rec_flush_all_dying();
 	vt_exec e = { .stage = stage };
-	for (size_t i = 0; path && path[i] && i < sizeof e.path - 1; i++)
-		e.path[i] = path[i];
+	size_t n = 0;	/* path, then arg: no libc (it may be patched) */
+	for (size_t i = 0; path && path[i] && n < sizeof e.path - 1; i++)
+		e.path[n++] = path[i];
+	for (size_t i = 0; arg[i] && n < sizeof e.path - 1; i++)
+		e.path[n++] = arg[i];
 	rec_chunk(VT_EXEC, 0, &e, sizeof e);
+}
+
+/* posix_spawn and the calls that spawn a shell (system, popen): glibc's
+ * child is a clone(CLONE_VM|CLONE_VFORK) that runs glibc's code only, then
+ * execs: nothing of the program runs in it, and what it execs is another
+ * program.  Named in the parent's trace (a SPAWNED chunk), not traced. */
+typedef int (*rec_posix_spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+				  const posix_spawnattr_t *, char *const[], char *const[]);
+typedef int (*rec_system_fn)(const char *);
+typedef FILE *(*rec_popen_fn)(const char *, const char *);
+REC_REAL(posix_spawn, rec_posix_spawn_fn)
+REC_REAL(posix_spawnp, rec_posix_spawn_fn)
+REC_REAL(system, rec_system_fn)
+REC_REAL(popen, rec_popen_fn)
+
+static void rec_note_spawn(const char *what, const char *path)
+{
+	int e = errno;
+	rec_note_exec_arg(what, path, VT_EXEC_SPAWNED);
+	errno = e;
+}
+
+REC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	int rc = rec_real_posix_spawn()(pid, path, fa, at, argv, envp);
+	if (!rc)
+		rec_note_spawn("", path);
+	return rc;
+}
+
+REC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	int rc = rec_real_posix_spawnp()(pid, file, fa, at, argv, envp);
+	if (!rc)
+		rec_note_spawn("", file);
+	return rc;
+}
+
+REC_EXPORT int system(const char *cmd)
+{
+	int rc = rec_real_system()(cmd);
+	if (cmd)
+		rec_note_spawn("/bin/sh -c ", cmd);
+	return rc;
+}
+
+REC_EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	FILE *f = rec_real_popen()(cmd, mode);
+	if (f)
+		rec_note_spawn("/bin/sh -c ", cmd);
+	return f;
+}
+
+static void rec_note_exec(const char *path, uint32_t stage)
+{
+	rec_note_exec_arg(path, "", stage);
 }
 
 #define REC_EXEC(call, path) \

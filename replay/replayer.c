@@ -1590,6 +1590,14 @@ static void report_fork(const char *what, uint32_t thread, uint32_t n, const vt_
 }
 
 /* true: the run ended in exec (no END chunk is expected) */
+static void report_spawns(const char *what, uint32_t n, const vt_exec *first)
+{
+	if (n)
+		fprintf(stderr, "skel: %s: the program started %u other program%s (posix_spawn, "
+			"system, popen; the first: %s): not traced, glibc's child runs none of the "
+			"program's code before it execs\n", what, n, n == 1 ? "" : "s", first->path);
+}
+
 static bool report_exec(const char *what, const vt_exec *e)
 {
 	if (e->stage != VT_EXEC_CALLED)
@@ -1911,6 +1919,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			rc = report_signal(values, st.s[k].thread, &st.s[k].sig);
 	}
 	report_forks(root, &st, quiet);
+	report_spawns(values, st.nspawns, &st.spawn);
 	if (pre) {
 		prefix_free(pre);
 		free(pre);
@@ -2036,7 +2045,8 @@ static int replay_fd(FILE *out, bool quiet)
 	uint64_t bias = h.image_base;
 	streams v = { 0 };
 	bool complete = false;
-	vt_exec exec = { 0 };
+	vt_exec exec = { 0 }, spawn = { 0 };
+	uint32_t nspawns = 0;
 	begin_output(out);
 	fflush(out);
 	for (;;) {
@@ -2076,8 +2086,13 @@ static int replay_fd(FILE *out, bool quiet)
 		if (vt_chunk_global(c.type)) {
 			complete |= c.type == VT_END;
 			if (c.type == VT_EXEC) {
-				memcpy(&exec, p, sizeof exec);
-				exec.path[sizeof exec.path - 1] = 0;
+				vt_exec e;
+				memcpy(&e, p, sizeof e);
+				e.path[sizeof e.path - 1] = 0;
+				if (e.stage != VT_EXEC_SPAWNED)
+					exec = e;
+				else if (!nspawns++)
+					spawn = e;
 			}
 			/* before any word of those objects: the skeletons'
 			 * threads see them bound (the queue's mutex orders) */
@@ -2219,6 +2234,7 @@ static int replay_fd(FILE *out, bool quiet)
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}
+	report_spawns(what, nspawns, &spawn);
 	for (size_t i = 0; i < v.n; i++)
 		stream_free(v.a[i]);
 	free(v.a);

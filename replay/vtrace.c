@@ -472,8 +472,13 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 		return 0;
 	}
 	if (c->h.type == VT_EXEC) {
-		memcpy(&s->exec, c->payload, sizeof s->exec);
-		s->exec.path[sizeof s->exec.path - 1] = 0;
+		vt_exec e;
+		memcpy(&e, c->payload, sizeof e);
+		e.path[sizeof e.path - 1] = 0;
+		if (e.stage != VT_EXEC_SPAWNED)
+			s->exec = e;
+		else if (!s->nspawns++)
+			s->spawn = e;
 		return 0;
 	}
 	if (c->h.type == VT_OBJECTS)
