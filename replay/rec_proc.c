@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -329,6 +330,52 @@ REC_EXPORT int execle(const char *path, const char *arg, ...)
 REC_EXPORT pid_t fork(void)
 {
 	pid_t pid = rec_real_fork()();
+	if (pid > 0) {
+		int e = errno;
+		rec_fork_event((uint32_t)pid);
+		errno = e;
+	}
+	return pid;
+}
+
+/* clone without CLONE_VM makes a process, as fork does but without the
+ * pthread_atfork handlers: the same before and after, the child's part
+ * run first thing in the child, on its stack.  With CLONE_VM it is a
+ * thread (or a vfork-like child that must exec at once): passed on.  A
+ * child given its own TLS (CLONE_SETTLS) is not followed. */
+typedef int (*rec_clone_fn)(int (*)(void *), void *, int, void *, ...);
+REC_REAL(clone, rec_clone_fn)
+
+typedef struct rec_clone_arg {
+	int (*fn)(void *);
+	void *arg;
+} rec_clone_arg;
+
+/* When fn returns, glibc's clone ends the process with the exit system
+ * call: no exit(), no _exit(), so the stream ends here. */
+static int rec_clone_child(void *p)
+{
+	rec_clone_arg a = *(rec_clone_arg *)p;	/* the parent's, copied */
+	rec_atfork_child();
+	int rc = a.fn(a.arg);
+	rec_finish(VT_END_UNDERSCORE_EXIT);
+	return rc;
+}
+
+REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;	/* glibc's clone reads them whatever the flags say */
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	rec_clone_fn real = rec_real_clone();
+	if ((flags & (CLONE_VM | CLONE_SETTLS)) || !R.active)
+		return real(fn, stack, flags, arg, ptid, tls, ctid);
+	rec_clone_arg a = { fn, arg };
+	rec_fork_prepare();
+	int pid = real(rec_clone_child, stack, flags, &a, ptid, tls, ctid);
 	if (pid > 0) {
 		int e = errno;
 		rec_fork_event((uint32_t)pid);

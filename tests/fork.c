@@ -13,9 +13,14 @@
  *   exec     the child execs /bin/echo after working
  *   system   system() and popen() (glibc starts their shells with
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
+ *   clone    clone() without CLONE_VM: a process running a function of
+ *            the program on a stack of its own
  * Each prints checksums, the child's before the parent's (the parent
  * waits). */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +223,29 @@ static int case_system(void)
 	return 0;
 }
 
+static long clone_sum;
+
+static int cloned(void *arg)
+{
+	clone_sum += work(90, 26) + *(int *)arg;
+	printf("cloned %ld\n", clone_sum);
+	fflush(stdout);
+	return 4;
+}
+
+static int case_clone(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	int k = 3;
+	clone_sum = work(60, 27);
+	pid_t p = clone(cloned, stack + sizeof stack, SIGCHLD, &k);
+	if (p < 0)
+		return 1;
+	printf("reaped %d\n", reap(p));
+	printf("parent %ld\n", clone_sum + work(30, 28));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -225,11 +253,12 @@ int main(int argc, char **argv)
 		int (*fn)(void);
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
-		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system } };
+		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system },
+		      { "clone", case_clone } };
 	setup();
 	for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof *cases; i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system\n");
+	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone\n");
 	return 2;
 }

@@ -13,7 +13,7 @@ fails=0
 bad() { echo "FAIL: fork: $*"; fails=$((fails+1)); }
 # CASE CHILDREN: the processes skel check must have compared besides the
 # program's own (none checked would test nothing)
-cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 system:0"
+cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1"
 for o in O0 O2; do
 	b="$tmp/fork-$o"
 	${CC:-gcc} -$o -pthread -o "$b" tests/fork.c || { bad "cannot build tests/fork.c -$o"; continue; }
