@@ -439,8 +439,9 @@ static void name_uncovered(const vt_streams *s)
 	}
 }
 
-/* One process: its replay (--pid for a forked child) against its lackey
- * log.  0 exact, 1 not, 2 no replay at all. */
+/* One process image: its replay (--pid for a forked child, whose log
+ * begins after the fork) against its lackey log.  0 exact, 1 not, 2 no
+ * replay at all. */
 static int check_process(char *bin, const char *vals, const vt_streams *s, const char *log,
 			 const char *trace, uint32_t pid)
 {
@@ -468,43 +469,111 @@ static int check_process(char *bin, const char *vals, const vt_streams *s, const
 	return rc;
 }
 
-/* Every process the program forked, and theirs (each child's file names
- * its own forks), checked in turn against its own lackey log: 0 when all
- * are exact; the first that is not is named. */
-static int check_children(char *bin, const char *vals, const vt_streams *root,
-			  const char *dir, const char *trace)
+/* A process image of the recording (formats.md, VT_PROCESS): its value
+ * file, and the file whose map, objects and load bias are its address
+ * space's (its own; a forked child's parent's).  Its lackey log is
+ * lackey.PID.N.log (driver/run.c: SKEL_EXEC names N). */
+typedef struct image {
+	char vals[PATH_MAX];
+	char space[PATH_MAX];
+	uint32_t pid, n;
+	bool forked;
+} image;
+
+typedef VEC(image) image_vec;
+
+/* The images x's file names: the processes it forked, the image its
+ * exec started if that one recorded (the same program); an exec of
+ * another program is said. */
+static void images_after(image_vec *q, const image *x, const vt_streams *s, const char *root)
 {
-	VEC(uint32_t) todo = {0};
-	for (size_t i = 0; i < root->nforks; i++)
-		vec_push(todo, root->forks[i].f.pid);
+	for (size_t i = 0; i < s->nforks; i++) {
+		image c = { .pid = s->forks[i].f.pid, .n = x->n, .forked = true };
+		snprintf(c.vals, sizeof c.vals, "%s.%u", root, c.pid);
+		snprintf(c.space, sizeof c.space, "%s", x->space);
+		vec_push(*q, c);
+	}
+	if (s->exec.stage != VT_EXEC_CALLED)
+		return;
+	image e = { .pid = x->pid, .n = x->n + 1 };
+	snprintf(e.vals, sizeof e.vals, "%s.%u.exec%u", root, e.pid, e.n);
+	snprintf(e.space, sizeof e.space, "%s", e.vals);
+	if (access(e.vals, R_OK) == 0)
+		vec_push(*q, e);
+	else
+		fprintf(stderr, "check: process %u exec'd %s, not the program: not compared\n",
+			x->pid, s->exec.path);
+}
+
+/* Image x against its log: 0, 1, or 2 (could not be compared). */
+static int check_image(char *bin, const image *x, const char *root, const char *app_path,
+		       const char *dir, const char *trace)
+{
+	char err[FMT_ERR_LEN], log[PATH_MAX];
+	snprintf(log, sizeof log, "%s/lackey.%u.%u.log", dir, x->pid, x->n);
+	vt_streams s;
+	if (vtrace_load_streams(x->space, &s, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", x->space, err);
+		return 2;
+	}
+	if (s.nmap)
+		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
+	vtrace vt;
+	uint64_t bias = 0;
+	if (vtrace_open(&vt, x->space, err) == 0) {
+		bias = vt.header.image_base;
+		vtrace_close(&vt);
+	}
+	int rc = 2;
+	if (cobjs_open(&s, app_path, bias) == 0) {
+		rc = check_process(bin, x->forked ? root : x->vals, &s, log, trace,
+				   x->forked ? x->pid : 0);
+		if (ncobjs > 1)
+			name_uncovered(&s);
+	}
+	cobjs_close();
+	vtrace_streams_free(&s);
+	return rc;
+}
+
+/* The program's process, then every image after it (forked processes at
+ * any depth, images exec'd), each against its own lackey log, until the
+ * first that differs, which is named. */
+static int check_images(char *bin, const char *root, uint32_t pid, const char *app_path,
+			const char *dir, const char *trace)
+{
+	image_vec q = {0};
+	image first = { .pid = pid };
+	snprintf(first.vals, sizeof first.vals, "%s", root);
+	snprintf(first.space, sizeof first.space, "%s", root);
+	vec_push(q, first);
 	int rc = 0;
-	for (size_t k = 0; k < todo.n && !rc; k++) {
-		uint32_t pid = todo.a[k];
-		char cvals[PATH_MAX], clog[PATH_MAX], err[FMT_ERR_LEN];
-		snprintf(cvals, sizeof cvals, "%s.%u", vals, pid);
-		snprintf(clog, sizeof clog, "%s/lackey.%u.log", dir, pid);
-		vt_streams cs;
-		if (vtrace_load_streams(cvals, &cs, err) < 0) {
-			fprintf(stderr, "skel check: process %u, forked by the program: %s: %s (its "
-				"trace is missing)\n", pid, cvals, err);
+	for (size_t k = 0; k < q.n && !rc; k++) {
+		image x = q.a[k];	/* q may move */
+		char err[FMT_ERR_LEN];
+		vt_streams s;
+		if (vtrace_load_streams(x.vals, &s, err) < 0) {
+			fprintf(stderr, "skel check: process %u: %s: %s (its trace is missing)\n",
+				x.pid, x.vals, err);
 			rc = 1;
 			break;
 		}
-		for (size_t i = 0; i < cs.nforks; i++)
-			vec_push(todo, cs.forks[i].f.pid);
-		vtrace_streams_free(&cs);
-		fprintf(stderr, "check: process %u (forked):\n", pid);
-		rc = check_process(bin, vals, root, clog, trace, pid);
-		if (rc)
-			fprintf(stderr, "skel check: process %u, forked by the program, differs "
-				"(above)\n", pid);
+		if (k)
+			fprintf(stderr, "check: process %u (%s):\n", x.pid,
+				x.forked ? "forked" : "exec'd image of the program");
+		rc = check_image(bin, &x, root, app_path, dir, trace);
+		if (rc == 1 && k)
+			fprintf(stderr, "skel check: process %u (%s) differs (above)\n", x.pid,
+				x.vals);
+		images_after(&q, &x, &s, root);
+		vtrace_streams_free(&s);
 	}
-	free(todo.a);
-	return rc != 0;
+	free(q.a);
+	return rc;
 }
 
-/* The logs of the program's children, lackey.PID.log, and their value
- * files, app.vals.PID. */
+/* The logs of the program's processes, lackey.PID.N.log, and the value
+ * files of the ones it forked or exec'd, app.vals.PID[.execN]. */
 static void remove_children_logs(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -564,15 +633,16 @@ int cmd_check(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s/skel-check-XXXXXX", tmp_dir());
 	if (!tmp_mkdtemp(dir))
 		return skel_fail(dir, strerror(errno));
-	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], logs[PATH_MAX], trace[PATH_MAX];
+	char gen_path[PATH_MAX], vals[PATH_MAX], logs[PATH_MAX], trace[PATH_MAX];
 	snprintf(gen_path, sizeof gen_path, "%s/skel.c", dir);
 	snprintf(vals, sizeof vals, "%s/app.vals", dir);
-	/* one log per process: a forked child is traced by valgrind too,
-	 * and its lines must not mix with the program's */
-	snprintf(logs, sizeof logs, "%s/lackey.%%p.log", dir);
-	snprintf(log, sizeof log, "%s/lackey.log", dir);
+	/* one log per process image: a forked child is traced by valgrind
+	 * too, an exec'd image as well (--trace-children=yes), and their
+	 * lines must not mix with the program's; SKEL_EXEC is the image's
+	 * number (driver/run.c, replay/rec_proc.c) */
+	snprintf(logs, sizeof logs, "%s/lackey.%%p.%%q{SKEL_EXEC}.log", dir);
 	snprintf(trace, sizeof trace, "%s/trace.txt", dir);
-	char *files[] = { gen_path, vals, log, trace };
+	char *files[] = { gen_path, vals, trace };
 	if (keep)	/* a ^C keeps them too */
 		tmp_untrack(dir);
 	else
@@ -601,48 +671,12 @@ int cmd_check(int argc, char **argv)
 		free(bin);
 		goto out;
 	}
-	/* the program's own log (valgrind runs as the program's process) */
-	char plog[PATH_MAX];
-	snprintf(plog, sizeof plog, "%s/lackey.%d.log", dir, (int)pid);
-	if (rename(plog, log) != 0) {
-		fprintf(stderr, "skel check: %s: %s\n", plog, strerror(errno));
-		free(bin);
-		goto out;
-	}
 	if (st >= 128)
 		fprintf(stderr, "skel check: %s was killed by signal %d; checking what it did\n",
 			app[0], st - 128);
-	{
-	char err[FMT_ERR_LEN];
-	vt_streams s;
-	if (vtrace_load_streams(vals, &s, err) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", vals, err);
-		free(bin);
-		goto out;
-	}
-	if (s.nmap)
-		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
-	vtrace vt;
-	uint64_t bias = 0;
-	if (vtrace_open(&vt, vals, err) == 0) {
-		bias = vt.header.image_base;
-		vtrace_close(&vt);
-	}
-	if (cobjs_open(&s, app_path, bias) < 0) {
-		vtrace_streams_free(&s);
-		free(bin);
-		goto out;
-	}
-	rc = check_process(bin, vals, &s, log, trace, 0);
-	if (rc != 2)
-		rc = check_children(bin, vals, &s, dir, trace) || rc;
-	if (ncobjs > 1)
-		name_uncovered(&s);
+	/* valgrind runs as the program's process: its pid is the program's */
+	rc = check_images(bin, vals, (uint32_t)pid, app_path, dir, trace) != 0;
 	free(bin);
-	cobjs_close();
-	vtrace_streams_free(&s);
-	rc = rc != 0;
-	}
 out:
 	if (!keep) {
 		for (size_t i = 0; i < sizeof files / sizeof *files; i++)

@@ -924,6 +924,9 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
 		setenv("SKEL_VALUES", values, 1);
+		/* the first image; an exec of a recorded one counts up (the
+		 * value file and the lackey log of each image: formats.md) */
+		setenv("SKEL_EXEC", "0", 1);
 		if (valgrind_log) {
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
@@ -931,10 +934,11 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			/* the recorder's guard-page flush and int3 sites read registers from the
 			 * fault's context: valgrind must keep them all exact */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
-					"--vex-iropt-register-updates=allregs-at-each-insn", logopt };
+					"--vex-iropt-register-updates=allregs-at-each-insn",
+					"--trace-children=yes", logopt };
 			/* the file found; valgrind gives its client that path
 			 * as argv[0] (it has no way to pass another) */
-			for (size_t i = 0; i < 5; i++)
+			for (size_t i = 0; i < 6; i++)
 				vec_push(av, pre[i]);
 			vec_push(av, (char *)app_path);
 			for (char **a = app_argv + 1; *a; a++)

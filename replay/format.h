@@ -385,18 +385,28 @@ typedef struct vt_fork {
 	uint32_t reserved;
 } vt_fork;
 
-/* A forked child writes its own file beside its parent's, named
- * PARENTFILE.<pid>.  Its thread 0 is the forking thread: the child's
- * skeleton state at the fork is the parent's after `word` words of thread
+/* Which process image wrote the file.  The first one recorded writes
+ * VALUES; a process it forks (at any depth) VALUES.<pid>; the image an
+ * exec of the same program starts VALUES.<pid>.exec<n>, n its image
+ * number (flags >> 16): the images before it in its line, counted
+ * through execs and inherited by fork.
+ * A forked child's thread 0 is the forking thread: the child's skeleton
+ * state at the fork is the parent's after `word` words of thread
  * `thread` of the parent's file (VT_PROC_FORKED), and the child's thread
- * 0 stream continues from there. */
-enum { VT_PROC_FORKED = 1 };
+ * 0 stream continues from there.  The parent's file is VALUES.<parent>
+ * .exec<n> if VT_PROC_PARENT_EXECED, else VALUES.<parent> or VALUES. */
+enum {
+	VT_PROC_FORKED = 1,	/* forked by `parent` */
+	VT_PROC_EXECED = 2,	/* started by an exec in process `pid` */
+	VT_PROC_PARENT_EXECED = 4,	/* forked by an exec'd image */
+};
+#define VT_PROC_IMAGE(flags) ((flags) >> 16)
 typedef struct vt_process {
 	uint32_t pid;		/* the process that wrote this file */
 	uint32_t parent;	/* its parent's pid (VT_PROC_FORKED), else 0 */
 	uint64_t word;		/* VT_PROC_FORKED: words of the parent's */
 	uint32_t thread;	/* forking thread before the fork */
-	uint32_t flags;		/* VT_PROC_* */
+	uint32_t flags;		/* VT_PROC_*, image number in bits 16..31 */
 } vt_process;
 
 /* Where a thread died of a signal: a replay of its stream stops at the

@@ -692,7 +692,8 @@ static void rec_header_write(const patch *p)
 	if (write(R.fd, &h, sizeof h) != (ssize_t)sizeof h)
 		rec_die("cannot write the value trace: %s", strerror(errno));
 	R.header = h;
-	vt_process me = { .pid = (uint32_t)R.pid };
+	vt_process me = { .pid = (uint32_t)R.pid,
+			  .flags = (R.execed ? VT_PROC_EXECED : 0) | R.image << 16 };
 	rec_chunk(VT_PROCESS, 0, &me, sizeof me);
 }
 
@@ -804,7 +805,16 @@ __attribute__((constructor)) static void rec_init(void)
 	if (only && !strcmp(only, "1"))
 		_exit(0);
 
-	R.fd = rec_file_open(vpath);
+	/* an image the exec of a recorded one started (rec_exec_env) */
+	const char *img = getenv("SKEL_EXEC");
+	R.image = img ? (uint32_t)strtoul(img, NULL, 10) : 0;
+	R.execed = R.image > 0;
+	char epath[sizeof R.vpath + 48];
+	if (R.execed) {
+		int len = snprintf(epath, sizeof epath, "%s.%d.exec", vpath, (int)getpid());
+		rec_put_dec(epath + len, R.image);
+	}
+	R.fd = rec_file_open(R.execed ? epath : vpath);
 	if (R.fd < 0) {
 		/* the trampolines stay mapped but unused: nothing patched */
 		R.fd = -1;

@@ -141,6 +141,8 @@ typedef struct rec_state {
 	char vpath[4096];	/* the value file, absolute: a forked child
 				   writes VPATH.<pid> ("" for a pipe) */
 	vt_header header;	/* as written: a forked child's file has it */
+	uint32_t image;		/* image number (SKEL_EXEC, formats.md) */
+	int execed;		/* this image was started by exec */
 	volatile int finished;	/* END written */
 	patch_set set;		/* section 0: the executable */
 	rec_object obj[PATCH_MAX_OBJECTS];	/* covered, obj[0] the
@@ -421,6 +423,8 @@ void rec_fork_streams_reset(rec_thread *t);
 /* ------------------------------------------------------- rec_proc.c */
 
 void rec_atfork_child(void);
+/* Decimal v at p, NUL-ended, no libc: its length. */
+size_t rec_put_dec(char *p, unsigned long v);
 
 /* ------------------------------------------------------- rec_heap.c */
 

@@ -27,12 +27,9 @@ typedef void (*rec_exit_fn)(int);
 REC_REAL(pthread_create, rec_pthread_create_fn)
 REC_REAL(_exit, rec_exit_fn)
 typedef int (*rec_execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*rec_execv_fn)(const char *, char *const[]);
 typedef int (*rec_fexecve_fn)(int, char *const[], char *const[]);
 typedef pid_t (*rec_fork_fn)(void);
 REC_REAL(execve, rec_execve_fn)
-REC_REAL(execv, rec_execv_fn)
-REC_REAL(execvp, rec_execv_fn)
 REC_REAL(execvpe, rec_execve_fn)
 REC_REAL(fexecve, rec_fexecve_fn)
 REC_REAL(fork, rec_fork_fn)
@@ -108,21 +105,36 @@ REC_EXPORT void _Exit(int status)
  * fork.  Where that cannot be (skel run's pipe, a thread without a
  * stream, no file), the child records nothing, and the replay, which
  * finds no file, says so. */
+size_t rec_put_dec(char *p, unsigned long v)
+{
+	char digits[24];
+	size_t k = 0, n = 0;
+	do
+		digits[k++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (k)
+		p[n++] = digits[--k];
+	p[n] = 0;
+	return n;
+}
+
+static size_t rec_put_str(char *p, const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		p[n] = s[n];
+	p[n] = 0;
+	return n;
+}
+
 static int rec_child_file(pid_t pid)
 {
-	char path[sizeof R.vpath + 16], digits[16];
-	size_t n = 0, k = 0;
-	while (R.vpath[n] && n < sizeof R.vpath)
-		path[n] = R.vpath[n], n++;
+	char path[sizeof R.vpath + 24];
+	size_t n = rec_put_str(path, R.vpath);
 	if (!n)
 		return -1;
-	do
-		digits[k++] = (char)('0' + pid % 10);
-	while ((pid /= 10) && k < sizeof digits);
 	path[n++] = '.';
-	while (k)
-		path[n++] = digits[--k];
-	path[n] = 0;
+	rec_put_dec(path + n, (unsigned long)pid);
 	long fd = rec_syscall3(SYS_open, (long)path,
 			       O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -154,8 +166,10 @@ void rec_atfork_child(void)
 		return;
 	}
 	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,
-			 VT_PROC_FORKED };
+			 VT_PROC_FORKED | (R.execed ? VT_PROC_PARENT_EXECED : 0) |
+				 R.image << 16 };
 	R.pid = pid;
+	R.execed = 0;
 	rec_fork_streams_reset(t);
 	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
 	rec_thread_start_now(t);
@@ -238,40 +252,91 @@ static void rec_note_exec(const char *path, uint32_t stage)
 	rec_note_exec_arg(path, "", stage);
 }
 
-#define REC_EXEC(call, path) \
+/* The environment the new image starts with, when this one records:
+ * SKEL_VALUES absolute and SKEL_EXEC its image number, so that the same
+ * program, recorded again, writes a file of its own (VALUES.<pid>.exec<n>)
+ * instead of truncating this image's; through skel run's FIFO, or where
+ * this process does not record, no file (SKEL_VALUES empty): the replay
+ * names the new image as not traced.  No libc (it may be patched): the
+ * array is mapped (*bytes), the strings static (an exec replaces them). */
+static char rec_exec_vars[2][sizeof R.vpath + 24];
+
+static int rec_env_is(const char *e, const char *name)
+{
+	size_t i = 0;
+	for (; name[i]; i++)
+		if (e[i] != name[i])
+			return 0;
+	return e[i] == '=';
+}
+
+static char **rec_exec_env(char *const envp[], size_t *bytes)
+{
+	size_t n = 0, k = 0;
+	if (!R.active)
+		return NULL;
+	while (envp && envp[n])
+		n++;
+	*bytes = (n + 3) * sizeof(char *);
+	char **v = rec_mmap_raw(*bytes);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!rec_env_is(envp[i], "SKEL_VALUES") && !rec_env_is(envp[i], "SKEL_EXEC"))
+			v[k++] = envp[i];
+	char *a = rec_exec_vars[0], *b = rec_exec_vars[1];
+	size_t m = rec_put_str(a, "SKEL_VALUES=");
+	if (!rec_off() && !R.pipe && rec_getpid() == R.pid)
+		rec_put_str(a + m, R.vpath);
+	m = rec_put_str(b, "SKEL_EXEC=");
+	rec_put_dec(b + m, R.image + 1);
+	v[k++] = a;
+	v[k++] = b;
+	v[k] = NULL;
+	return v;
+}
+
+/* `call` with `env` the new image's environment (rec_exec_env of envp) */
+#define REC_EXEC(call, path, envp) \
 	do { \
 		int saved; \
+		size_t bytes = 0; \
+		char **env = rec_exec_env(envp, &bytes); \
+		if (!env) \
+			env = (char **)(envp); \
 		rec_note_exec(path, VT_EXEC_CALLED); \
 		int rc = call; \
 		saved = errno; \
 		rec_note_exec(path, VT_EXEC_FAILED); \
+		if (bytes) \
+			rec_munmap_raw(env, bytes); \
 		errno = saved; \
 		return rc; \
 	} while (0)
 
 REC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execve()(path, argv, envp), path);
+	REC_EXEC(rec_real_execve()(path, argv, env), path, envp);
 }
 
 REC_EXPORT int execv(const char *path, char *const argv[])
 {
-	REC_EXEC(rec_real_execv()(path, argv), path);
+	REC_EXEC(rec_real_execve()(path, argv, env), path, environ);
 }
 
 REC_EXPORT int execvp(const char *file, char *const argv[])
 {
-	REC_EXEC(rec_real_execvp()(file, argv), file);
+	REC_EXEC(rec_real_execvpe()(file, argv, env), file, environ);
 }
 
 REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execvpe()(file, argv, envp), file);
+	REC_EXEC(rec_real_execvpe()(file, argv, env), file, envp);
 }
 
 REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_fexecve()(fd, argv, envp), "(a file descriptor)");
+	REC_EXEC(rec_real_fexecve()(fd, argv, env), "(a file descriptor)", envp);
 }
 
 /* execl, execlp, execle: their arguments gathered, then the v forms above

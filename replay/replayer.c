@@ -1564,6 +1564,37 @@ static void join_with_progress(stream *s, bool quiet)
 		fputs("\r\033[K", stderr);
 }
 
+/* The files of a recording (formats.md, VT_PROCESS): the first
+ * process's VALUES, a forked child's VALUES.<pid>, an exec'd image's
+ * VALUES.<pid>.exec<n>. */
+static void child_path(char *out, const char *values, uint32_t pid)
+{
+	if (snprintf(out, PATH_MAX, "%s.%u", values, pid) >= PATH_MAX)
+		out[0] = 0;	/* no such file */
+}
+
+/* The file of image n (n > 0) of process pid: started by an exec. */
+static void image_path(char *out, const char *values, uint32_t pid, uint32_t n)
+{
+	if (snprintf(out, PATH_MAX, "%s.%u.exec%u", values, pid, n) >= PATH_MAX)
+		out[0] = 0;
+}
+
+/* The first process's file, from the name of a file of the recording
+ * and its PROCESS chunk (the name as it is if it was renamed). */
+static void root_of(char *out, const char *path, const vt_process *p)
+{
+	char suf[64] = "";
+	if (p->flags & VT_PROC_EXECED)
+		snprintf(suf, sizeof suf, ".%u.exec%u", p->pid, VT_PROC_IMAGE(p->flags));
+	else if (p->flags & VT_PROC_FORKED)
+		snprintf(suf, sizeof suf, ".%u", p->pid);
+	size_t l = strlen(path), k = strlen(suf);
+	if (k <= l && !strcmp(path + l - k, suf))
+		l -= k;
+	snprintf(out, PATH_MAX, "%.*s", (int)l, path);
+}
+
 /* Events the skeleton does not model: said on every replay, quiet or not
  * (issue: never a silent hole).  A handler's accesses would be missing
  * from the trace: the thread's trace stops there and the status says so
@@ -1598,12 +1629,23 @@ static void report_spawns(const char *what, uint32_t n, const vt_exec *first)
 			"program's code before it execs\n", what, n, n == 1 ? "" : "s", first->path);
 }
 
-static bool report_exec(const char *what, const vt_exec *e)
+/* `root` and p (NULL online): where the new image's trace is, if that
+ * image recorded (the same program: formats.md, VT_PROCESS). */
+static bool report_exec(const char *what, const vt_exec *e, const char *root,
+			const vt_process *p)
 {
 	if (e->stage != VT_EXEC_CALLED)
 		return false;
-	fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
-		"this trace: what that image did is not traced\n", what, e->path);
+	char next[PATH_MAX] = "";
+	if (p && p->pid)
+		image_path(next, root, p->pid, VT_PROC_IMAGE(p->flags) + 1);
+	if (next[0] && access(next, R_OK) == 0)
+		fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
+			"this trace: the new image's trace is in %s (skel replay SKEL %s)\n", what,
+			e->path, next, next);
+	else
+		fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
+			"this trace: what that image did is not traced\n", what, e->path);
 	return true;
 }
 
@@ -1661,11 +1703,6 @@ typedef struct prefix {
 	uint64_t total;
 } prefix;
 
-static void child_path(char *out, const char *values, uint32_t pid)
-{
-	snprintf(out, PATH_MAX, "%s.%u", values, pid);
-}
-
 static int pfile_open(pfile *f, const char *path)
 {
 	char err[FMT_ERR_LEN];
@@ -1721,7 +1758,9 @@ static int prefix_load(prefix *p, const char *root, uint32_t root_pid, vt_proces
 		}
 		pfile *f = &p->f[p->nf++];
 		char path[PATH_MAX];
-		if (c.parent == root_pid)
+		if (c.flags & VT_PROC_PARENT_EXECED)
+			image_path(path, root, c.parent, VT_PROC_IMAGE(c.flags));
+		else if (c.parent == root_pid)
 			snprintf(path, sizeof path, "%s", root);
 		else
 			child_path(path, root, c.parent);
@@ -1844,6 +1883,11 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 4;
 	}
+	char rootbuf[PATH_MAX];
+	if (!replay_pid) {	/* a child's or exec'd image's file given */
+		root_of(rootbuf, values, &st.process);
+		root = rootbuf;
+	}
 	if (replay_pid && (pre = child_prefix(root, &st)) == NULL) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
@@ -1898,7 +1942,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			"length is damaged" : "--salvage");
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(values, &st.exec) && !st.complete && crashed) {
+	} else if (!report_exec(values, &st.exec, root, &st.process) && !st.complete &&
+		   crashed) {
 		if (!quiet)
 			fprintf(stderr, "skel: %s: the recorded run did not exit cleanly (crash); "
 				"the trace of what it did was replayed\n", values);
@@ -2220,7 +2265,7 @@ static int replay_fd(FILE *out, bool quiet)
 		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", what, err);
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(what, &exec) && !complete && !quiet) {
+	} else if (!report_exec(what, &exec, NULL, NULL) && !complete && !quiet) {
 		fprintf(stderr, "skel: %s: the run did not exit cleanly (crash or kill); "
 			"the trace of what it did was replayed\n", what);
 	}

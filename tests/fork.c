@@ -15,6 +15,8 @@
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
  *   clone    clone() without CLONE_VM: a process running a function of
  *            the program on a stack of its own
+ *   reexec   the program execs itself (reexec2), which forks a child
+ *            that execs the program again (reexec3)
  * Each prints checksums, the child's before the parent's (the parent
  * waits). */
 #define _GNU_SOURCE
@@ -246,6 +248,37 @@ static int case_clone(void)
 	return 0;
 }
 
+static const char *self;
+
+static int case_reexec(void)
+{
+	printf("first %ld\n", work(80, 29));
+	fflush(stdout);
+	execl(self, self, "reexec2", (char *)NULL);
+	return 127;
+}
+
+static int case_reexec2(void)
+{
+	long s = work(70, 30);
+	pid_t p = fork();
+	if (p == 0) {
+		printf("second's child %ld\n", s + work(40, 31));
+		fflush(stdout);
+		execl(self, self, "reexec3", (char *)NULL);
+		_exit(127);
+	}
+	printf("reaped %d\n", reap(p));
+	printf("second %ld\n", s + work(20, 32));
+	return 0;
+}
+
+static int case_reexec3(void)
+{
+	printf("third %ld\n", work(50, 33));
+	return 6;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -254,11 +287,14 @@ int main(int argc, char **argv)
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system },
-		      { "clone", case_clone } };
+		      { "clone", case_clone }, { "reexec", case_reexec },
+		      { "reexec2", case_reexec2 }, { "reexec3", case_reexec3 } };
+	self = argv[0];
 	setup();
 	for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof *cases; i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone\n");
+	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone|"
+		"reexec\n");
 	return 2;
 }
