@@ -1821,6 +1821,14 @@ static void report_forks(const char *values, const vt_streams *st, bool quiet)
 
 static uint32_t replay_pid;     /* --pid: the forked child to replay */
 
+static bool libs_covered(const vt_objects *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if ((o->v[i].flags & VT_OBJ_COVERED) && o->v[i].index)
+			return true;
+	return false;
+}
+
 /* The prefix of the child whose streams are st (root: the first
  * process's file), or NULL after saying why. */
 static prefix *child_prefix(const char *root, const vt_streams *st)
@@ -1893,6 +1901,11 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 2;
 	}
+	if (pre && pre->nf && libs_covered(&pre->f[pre->nf - 1].st.objects))
+		fprintf(stderr, "skel: %s: process %u: in a whole-process recording the child's "
+			"trace begins in libc's fork() before its system call: the accesses libc "
+			"makes between the pthread_atfork handlers and the system call are in "
+			"the child's trace as well as in the parent's\n", values, replay_pid);
 	/* a child's objects are its first ancestor's, and those it mapped */
 	if ((pre && pre->nf && modules_bind(pre->f[pre->nf - 1].st.objects.v,
 					    pre->f[pre->nf - 1].st.objects.n, root) < 0) ||
