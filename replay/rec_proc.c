@@ -213,22 +213,23 @@ static void rec_note_spawn(const char *what, const char *path)
 	errno = e;
 }
 
-REC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+static int rec_spawned(int rc, const char *path)
 {
-	int rc = rec_real_posix_spawn()(pid, path, fa, at, argv, envp);
 	if (!rc)
 		rec_note_spawn("", path);
 	return rc;
 }
 
+REC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return rec_spawned(rec_real_posix_spawn()(pid, path, fa, at, argv, envp), path);
+}
+
 REC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
-	int rc = rec_real_posix_spawnp()(pid, file, fa, at, argv, envp);
-	if (!rc)
-		rec_note_spawn("", file);
-	return rc;
+	return rec_spawned(rec_real_posix_spawnp()(pid, file, fa, at, argv, envp), file);
 }
 
 REC_EXPORT int system(const char *cmd)

@@ -75,6 +75,15 @@ static void expect(const uint8_t *b, size_t n, const char *what)
 		fail_msg("expected an error with '%s', got '%s'", what, e);
 }
 
+/* b, built by a test, read without an error */
+static void read_whole(const uint8_t *b, size_t n, vtrace *t, vt_streams *s)
+{
+	char err[FMT_ERR_LEN];
+	assert_int_equal(vtrace_open_mem(t, b, n, err), 0);
+	vtrace_streams_from(t, s);
+	assert_string_equal(s->error, "");
+}
+
 static void test_intact_file_reads_back(void **state)
 {
 	(void)state;
@@ -120,12 +129,9 @@ static void test_heap_events_read_back(void **state)
 	at = vt_put_chunk(b, at, VT_VALUES, 0, 0, w, sizeof w);
 	at = vt_put_chunk(b, at, VT_HEAP, 0, 0, &e[2], sizeof *e);
 	size_t whole = at;
-	char err[FMT_ERR_LEN];
 	vtrace t;
-	assert_int_equal(vtrace_open_mem(&t, b, whole, err), 0);
 	vt_streams s;
-	vtrace_streams_from(&t, &s);
-	assert_string_equal(s.error, "");
+	read_whole(b, whole, &t, &s);
 	const vt_stream *st = vtrace_stream(&s, 0);
 	assert_non_null(st);
 	assert_int_equal(st->nheap, 3);
@@ -163,12 +169,9 @@ static void test_process_and_forks_read_back(void **state)
 	at = vt_put_chunk(b, at, VT_EXEC, 0, 0, &ex, sizeof ex);
 	at = vt_put_chunk(b, at, VT_EXEC, 0, 0, &sp, sizeof sp);
 	size_t whole = at;
-	char err[FMT_ERR_LEN];
 	vtrace t;
-	assert_int_equal(vtrace_open_mem(&t, b, whole, err), 0);
 	vt_streams s;
-	vtrace_streams_from(&t, &s);
-	assert_string_equal(s.error, "");
+	read_whole(b, whole, &t, &s);
 	assert_memory_equal(&s.process, &p, sizeof p);
 	assert_int_equal(VT_PROC_IMAGE(s.process.flags), 3);
 	assert_int_equal(s.nforks, 2);
