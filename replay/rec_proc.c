@@ -404,6 +404,23 @@ REC_EXPORT pid_t fork(void)
 	return pid;
 }
 
+/* _Fork (glibc 2.34) is fork without the pthread_atfork handlers: ours
+ * run around it here. */
+REC_REAL(_Fork, rec_fork_fn)
+
+REC_EXPORT pid_t _Fork(void)
+{
+	rec_fork_prepare();
+	pid_t pid = rec_real__Fork()();
+	int e = errno;
+	if (pid == 0)
+		rec_atfork_child();
+	else if (pid > 0)
+		rec_fork_event((uint32_t)pid);
+	errno = e;
+	return pid;
+}
+
 /* clone without CLONE_VM makes a process, as fork does but without the
  * pthread_atfork handlers: the same before and after, the child's part
  * run first thing in the child, on its stack.  With CLONE_VM it is a

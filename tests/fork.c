@@ -15,6 +15,7 @@
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
  *   clone    clone() without CLONE_VM: a process running a function of
  *            the program on a stack of its own
+ *   _Fork    glibc's fork without the pthread_atfork handlers
  *   reexec   the program execs itself (reexec2), which forks a child
  *            that execs the program again (reexec3)
  * Each prints checksums, the child's before the parent's (the parent
@@ -248,6 +249,21 @@ static int case_clone(void)
 	return 0;
 }
 
+pid_t _Fork(void);
+
+static int case_ufork(void)
+{
+	long s = work(90, 34);
+	pid_t p = _Fork();
+	if (p == 0) {
+		printf("child %ld\n", s + work(60, 35));
+		exit(0);
+	}
+	printf("reaped %d\n", reap(p));
+	printf("parent %ld\n", s + work(20, 36));
+	return 0;
+}
+
 static const char *self;
 
 static int case_reexec(void)
@@ -287,7 +303,7 @@ int main(int argc, char **argv)
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system },
-		      { "clone", case_clone }, { "reexec", case_reexec },
+		      { "clone", case_clone }, { "_Fork", case_ufork }, { "reexec", case_reexec },
 		      { "reexec2", case_reexec2 }, { "reexec3", case_reexec3 } };
 	self = argv[0];
 	setup();
@@ -295,6 +311,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
 	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone|"
-		"reexec\n");
+		"_Fork|reexec\n");
 	return 2;
 }
