@@ -40,6 +40,7 @@
 #include "replay/rec.h"
 
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -748,6 +749,7 @@ static void rec_tls_offset(void)
 
 __attribute__((constructor)) static void rec_init(void)
 {
+	rec_vfork_real = dlsym(RTLD_NEXT, "vfork");
 	const char *ppath = getenv("SKEL_PATCH");
 	const char *vpath = getenv("SKEL_VALUES");
 	const char *verb = getenv("SKEL_VERBOSE");
@@ -840,6 +842,7 @@ __attribute__((constructor)) static void rec_init(void)
 	free(i3.v);
 	atomic_store_explicit(&R.nobj, n, memory_order_release);
 	R.active = 1;
+	rec_vfork_as_fork = 1;
 	rec_signals_install();
 	if (R.pipe)
 		rec_flusher_start();

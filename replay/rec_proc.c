@@ -467,14 +467,17 @@ REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	return pid;
 }
 
-/* vfork is fork here: a vfork child runs in its parent's memory, where
- * its probes would store into the parent's buffer.  The parent waits, as
- * after vfork, until the child execs or exits (the pipe's write end is
- * close-on-exec).  A child that writes to its parent's memory, which
- * POSIX does not allow, is not followed.  Not recording, this is fork
- * and wait too: a vfork cannot be called from a function that returns
- * before the child is done. */
-REC_EXPORT pid_t vfork(void)
+/* vfork, while recording, is fork: a vfork child runs in its parent's
+ * memory, where its probes would store into the parent's buffer.  The
+ * parent waits, as after vfork, until the child execs or exits (the
+ * pipe's write end is close-on-exec).  A child that writes to its
+ * parent's memory, which POSIX does not allow, is not followed.  Not
+ * recording, it is libc's vfork, reached by a tail jump: a vfork cannot
+ * be called from a function that returns before the child is done. */
+int rec_vfork_as_fork;		/* set when recording starts (rec.c) */
+void *rec_vfork_real;		/* libc's, looked up by rec_init */
+
+__attribute__((used)) static pid_t rec_vfork_fork(void)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC))
@@ -493,6 +496,18 @@ REC_EXPORT pid_t vfork(void)
 	errno = e;
 	return pid;
 }
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	cmpl $0, rec_vfork_as_fork(%rip)\n"
+	"	jne 1f\n"
+	"	cmpq $0, rec_vfork_real(%rip)\n"
+	"	je 1f\n"
+	"	jmp *rec_vfork_real(%rip)\n"
+	"1:	jmp rec_vfork_fork\n"
+	".size vfork, .-vfork\n");
 
 /* dlopen: objects the real one maps are patched when it returns, if a
  * section covers them.  Their constructors have run by then, unpatched
