@@ -488,7 +488,10 @@ typedef VEC(image) image_vec;
 static void images_after(image_vec *q, const image *x, const vt_streams *s, const char *root)
 {
 	for (size_t i = 0; i < s->nforks; i++) {
-		image c = { .pid = s->forks[i].f.pid, .n = x->n, .forked = true };
+		const struct vt_fork_at *f = &s->forks[i];
+		image c = { .pid = f->f.pid, .n = x->n, .forked = true };
+		if (!c.pid)	/* forked inside libc: its file names its parent */
+			c.pid = vt_find_child(root, s->process.pid, f->thread, f->f.word);
 		snprintf(c.vals, sizeof c.vals, "%s.%u", root, c.pid);
 		snprintf(c.space, sizeof c.space, "%s", x->space);
 		vec_push(*q, c);

@@ -648,6 +648,10 @@ int vtrace_streams_from(vtrace *t, vt_streams *out);
  * data, which must stay open while they are used. */
 int vtrace_streams_ref(vtrace *t, vt_streams *out);
 vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
+/* A fork made inside libc (daemon, forkpty: FORK with pid 0): the pid of
+ * the child whose file beside `root` (ROOT.<pid>) says it was forked by
+ * `parent`'s thread `thread` after `word` words; 0 if there is none. */
+uint32_t vt_find_child(const char *root, uint32_t parent, uint32_t thread, uint64_t word);
 void vtrace_streams_free(vt_streams *s);
 
 #endif

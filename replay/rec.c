@@ -837,7 +837,7 @@ __attribute__((constructor)) static void rec_init(void)
 		rec_heap_thread(main_t);	/* written with its START: */
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */
-	pthread_atfork(rec_fork_prepare, NULL, rec_atfork_child);
+	pthread_atfork(rec_fork_prepare, rec_atfork_parent, rec_atfork_child);
 	rec_int3_publish(&i3);
 	free(i3.v);
 	atomic_store_explicit(&R.nobj, n, memory_order_release);

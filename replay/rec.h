@@ -423,6 +423,7 @@ void rec_fork_streams_reset(rec_thread *t);
 /* ------------------------------------------------------- rec_proc.c */
 
 void rec_atfork_child(void);
+void rec_atfork_parent(void);
 extern int rec_vfork_as_fork;	/* vfork is fork + wait (recording) */
 extern void *rec_vfork_real;	/* else libc's */
 /* Decimal v at p, NUL-ended, no libc: its length. */

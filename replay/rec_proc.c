@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -392,16 +393,60 @@ REC_EXPORT int execle(const char *path, const char *arg, ...)
 }
 
 /* fork: the child records into a file of its own (rec_atfork_child); the
- * parent's stream says where it forked. */
+ * parent's stream says where it forked.  A fork libc makes inside itself
+ * (daemon, forkpty) does not come here, but runs the pthread_atfork
+ * handlers: the parent's names its child's pid as 0, the child's file
+ * says whose child it is (vt_find_child). */
+static __thread int rec_in_fork;
+
+void rec_atfork_parent(void)
+{
+	if (!rec_in_fork)
+		rec_fork_event(0);
+}
+
 REC_EXPORT pid_t fork(void)
 {
+	rec_in_fork = 1;
 	pid_t pid = rec_real_fork()();
+	rec_in_fork = 0;
 	if (pid > 0) {
 		int e = errno;
 		rec_fork_event((uint32_t)pid);
 		errno = e;
 	}
 	return pid;
+}
+
+/* daemon, as glibc's does it, but through the fork and _exit above:
+ * libc's own would fork and exit inside libc, where the parent's exit
+ * is not seen (no END) and the child's pid not known. */
+REC_EXPORT int daemon(int nochdir, int noclose)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -1;
+	if (!nochdir && chdir("/") < 0)
+		return -1;
+	if (noclose)
+		return 0;
+	int fd = open("/dev/null", O_RDWR);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		errno = ENODEV;
+		return -1;
+	}
+	for (int k = 0; k < 3; k++)
+		dup2(fd, k);
+	if (fd > 2)
+		close(fd);
+	return 0;
 }
 
 /* _Fork (glibc 2.34) is fork without the pthread_atfork handlers: ours

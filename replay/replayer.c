@@ -1740,9 +1740,9 @@ static void prefix_free(prefix *p)
 
 static bool fork_recorded(const vt_streams *st, const vt_process *c)
 {
-	for (size_t i = 0; i < st->nforks; i++)
-		if (st->forks[i].f.pid == c->pid && st->forks[i].thread == c->thread &&
-		    st->forks[i].f.word == c->word)
+	for (size_t i = 0; i < st->nforks; i++)	/* pid 0: forked inside libc */
+		if ((st->forks[i].f.pid == c->pid || !st->forks[i].f.pid) &&
+		    st->forks[i].thread == c->thread && st->forks[i].f.word == c->word)
 			return true;
 	return false;
 }
@@ -1806,16 +1806,23 @@ static void report_forks(const char *values, const vt_streams *st, bool quiet)
 	for (size_t i = 0; i < st->nforks; i++) {
 		const struct vt_fork_at *x = &st->forks[i];
 		char path[PATH_MAX];
-		child_path(path, values, x->f.pid);
-		bool there = access(path, R_OK) == 0;
+		uint32_t pid = x->f.pid ? x->f.pid
+				       : vt_find_child(values, st->process.pid, x->thread, x->f.word);
+		child_path(path, values, pid);
+		bool there = pid && access(path, R_OK) == 0;
 		if (there && !quiet)
 			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
 				": its trace is in %s (skel replay SKEL %s --pid %u)\n", values,
-				x->thread, x->f.pid, x->f.word, path, values, x->f.pid);
-		else if (!there)
+				x->thread, pid, x->f.word, path, values, pid);
+		else if (!there && pid)
 			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
 				": %s is missing, what that process did is not traced\n", values,
-				x->thread, x->f.pid, x->f.word, path);
+				x->thread, pid, x->f.word, path);
+		else if (!there)
+			fprintf(stderr, "skel: %s: thread %u forked a process inside libc (daemon, "
+				"forkpty) after its word %" PRIu64 ": no file of this run names it as "
+				"its child, what that process did is not traced\n", values,
+				x->thread, x->f.word);
 	}
 }
 

@@ -13,6 +13,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -575,4 +577,48 @@ void vtrace_streams_free(vt_streams *s)
 	free(s->objects.v);
 	free(s->forks);
 	memset(s, 0, sizeof *s);
+}
+
+/* The PROCESS chunk of the file at path (pid 0: none, or unreadable). */
+static vt_process vt_process_of(const char *path)
+{
+	vt_process p = { 0 };
+	vtrace t;
+	char err[FMT_ERR_LEN];
+	vt_chunk c;
+	if (vtrace_open(&t, path, err))
+		return p;
+	while (vtrace_next(&t, &c, err) == 1)
+		if (c.h.type == VT_PROCESS) {
+			memcpy(&p, c.payload, sizeof p);
+			break;
+		}
+	vtrace_close(&t);
+	return p;
+}
+
+uint32_t vt_find_child(const char *root, uint32_t parent, uint32_t thread, uint64_t word)
+{
+	char dir[4096], path[8192];
+	const char *slash = strrchr(root, '/');
+	const char *base = slash ? slash + 1 : root;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - root) : 1, slash ? root : ".");
+	size_t bl = strlen(base);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint32_t found = 0;
+	while (d && !found && (e = readdir(d))) {
+		const char *n = e->d_name;
+		if (strncmp(n, base, bl) || n[bl] != '.' || !n[bl + 1] ||
+		    strspn(n + bl + 1, "0123456789") != strlen(n + bl + 1))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, n);
+		vt_process p = vt_process_of(path);
+		if ((p.flags & VT_PROC_FORKED) && p.parent == parent && p.thread == thread &&
+		    p.word == word)
+			found = p.pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }

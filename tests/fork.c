@@ -16,12 +16,14 @@
  *   clone    clone() without CLONE_VM: a process running a function of
  *            the program on a stack of its own
  *   _Fork    glibc's fork without the pthread_atfork handlers
+ *   forkpty  a fork made inside libc (the child's pid found by its file)
  *   reexec   the program execs itself (reexec2), which forks a child
  *            that execs the program again (reexec3)
  * Each prints checksums, the child's before the parent's (the parent
  * waits). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <pty.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -264,6 +266,23 @@ static int case_ufork(void)
 	return 0;
 }
 
+static int case_forkpty(void)
+{
+	long s = work(70, 37);
+	int m;
+	pid_t p = forkpty(&m, NULL, NULL, NULL);
+	if (p == 0) {
+		printf("child %ld\n", s + work(50, 38));
+		fflush(stdout);
+		_exit(0);
+	}
+	char buf[64];
+	ssize_t n = read(m, buf, sizeof buf);
+	printf("reaped %d, %zd bytes from the child\n", reap(p), n);
+	printf("parent %ld\n", s + work(20, 39));
+	return 0;
+}
+
 static const char *self;
 
 static int case_reexec(void)
@@ -303,7 +322,8 @@ int main(int argc, char **argv)
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system },
-		      { "clone", case_clone }, { "_Fork", case_ufork }, { "reexec", case_reexec },
+		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
+		      { "reexec", case_reexec },
 		      { "reexec2", case_reexec2 }, { "reexec3", case_reexec3 } };
 	self = argv[0];
 	setup();
@@ -311,6 +331,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
 	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone|"
-		"_Fork|reexec\n");
+		"_Fork|forkpty|reexec\n");
 	return 2;
 }
