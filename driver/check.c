@@ -170,9 +170,10 @@ static bool and_zero_elided(const acc *a)
 
 /* Lackey's log: "I  addr,len", " L addr,size", " S ...", " M ...".  Pcs
  * are runtime; with a marker (OBJECTS), what ran before the recorder was
- * in place, and after it ended (its second run), is skipped. */
+ * in place, and after it ended (its second run), is skipped (a forked
+ * child's log has only the end). */
 static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t nobj,
-		       acc_vec *out)
+		       bool child, acc_vec *out)
 {
 	FILE *f = fopen(log, "r");
 	if (!f)
@@ -182,7 +183,8 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 	int mode = 0; /* 0: not ours, 1: ours, 2: call push (store only) */
 	bool call_jmp = false;	/* the jmp that ends an emulated call */
 	size_t push_at = SIZE_MAX;	/* its push's store, in out */
-	bool started = !s->objects.marker;
+	/* a forked child's log starts after the fork, recorder in place */
+	bool started = !s->objects.marker || child;
 	const cobj *po = NULL;	/* the object pc is in */
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
@@ -447,13 +449,150 @@ static void name_uncovered(const vt_streams *s)
 	}
 }
 
-/* The logs of the program's children, lackey.PID.log. */
+/* One process image: its replay (--pid for a forked child, whose log
+ * begins after the fork) against its lackey log.  0 exact, 1 not, 2 no
+ * replay at all. */
+static int check_process(char *bin, const char *vals, const vt_streams *s, const char *log,
+			 const char *trace, uint32_t pid)
+{
+	char pidarg[16];
+	snprintf(pidarg, sizeof pidarg, "%u", pid);
+	char *rav[] = { bin, (char *)vals, "-o", (char *)trace, "--quiet",
+			pid ? "--pid" : NULL, pidarg, NULL };
+	int rr = run_wait(rav, NULL);
+	if (rr == 2)
+		return 2;
+	int rc = 1;
+	acc_vec oracle = {0};
+	thread_vec threads = {0};
+	int lr = read_lackey(log, s, cobjs, ncobjs, pid != 0, &oracle);
+	if (lr == -1 || (lr == 0 && read_replayed(trace, &threads) < 0))
+		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
+	else if (lr == 0)
+		rc = compare(&oracle, &threads) || rr != 0;
+	if (rr == 3)
+		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
+	for (size_t t = 0; t < threads.n; t++)
+		free(threads.a[t].a.a);
+	free(threads.a);
+	free(oracle.a);
+	return rc;
+}
+
+/* A process image of the recording (formats.md, VT_PROCESS): its value
+ * file, and the file whose map, objects and load bias are its address
+ * space's (its own; a forked child's parent's).  Its lackey log is
+ * lackey.PID.N.log (driver/run.c: SKEL_EXEC names N). */
+typedef struct image {
+	char vals[PATH_MAX];
+	char space[PATH_MAX];
+	uint32_t pid, n;
+	bool forked;
+} image;
+
+typedef VEC(image) image_vec;
+
+/* The images x's file names: the processes it forked, the image its
+ * exec started if that one recorded (the same program); an exec of
+ * another program is said. */
+static void images_after(image_vec *q, const image *x, const vt_streams *s, const char *root)
+{
+	for (size_t i = 0; i < s->nforks; i++) {
+		const struct vt_fork_at *f = &s->forks[i];
+		image c = { .pid = f->f.pid, .n = x->n, .forked = true };
+		if (!c.pid)	/* forked inside libc: its file names its parent */
+			c.pid = vt_find_child(root, s->process.pid, f->thread, f->f.word);
+		snprintf(c.vals, sizeof c.vals, "%s.%u", root, c.pid);
+		snprintf(c.space, sizeof c.space, "%s", x->space);
+		vec_push(*q, c);
+	}
+	if (s->exec.stage != VT_EXEC_CALLED)
+		return;
+	image e = { .pid = x->pid, .n = x->n + 1 };
+	snprintf(e.vals, sizeof e.vals, "%s.%u.exec%u", root, e.pid, e.n);
+	snprintf(e.space, sizeof e.space, "%s", e.vals);
+	if (access(e.vals, R_OK) == 0)
+		vec_push(*q, e);
+	else
+		fprintf(stderr, "check: process %u exec'd %s, not the program: not compared\n",
+			x->pid, s->exec.path);
+}
+
+/* Image x against its log: 0, 1, or 2 (could not be compared). */
+static int check_image(char *bin, const image *x, const char *root, const char *app_path,
+		       const char *dir, const char *trace)
+{
+	char err[FMT_ERR_LEN], log[PATH_MAX];
+	snprintf(log, sizeof log, "%s/lackey.%u.%u.log", dir, x->pid, x->n);
+	vt_streams s;
+	if (vtrace_load_streams(x->space, &s, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", x->space, err);
+		return 2;
+	}
+	if (s.nmap)
+		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
+	vtrace vt;
+	uint64_t bias = 0;
+	if (vtrace_open(&vt, x->space, err) == 0) {
+		bias = vt.header.image_base;
+		vtrace_close(&vt);
+	}
+	int rc = 2;
+	if (cobjs_open(&s, app_path, bias) == 0) {
+		rc = check_process(bin, x->forked ? root : x->vals, &s, log, trace,
+				   x->forked ? x->pid : 0);
+		if (ncobjs > 1)
+			name_uncovered(&s);
+	}
+	cobjs_close();
+	vtrace_streams_free(&s);
+	return rc;
+}
+
+/* The program's process, then every image after it (forked processes at
+ * any depth, images exec'd), each against its own lackey log, until the
+ * first that differs, which is named. */
+static int check_images(char *bin, const char *root, uint32_t pid, const char *app_path,
+			const char *dir, const char *trace)
+{
+	image_vec q = {0};
+	image first = { .pid = pid };
+	snprintf(first.vals, sizeof first.vals, "%s", root);
+	snprintf(first.space, sizeof first.space, "%s", root);
+	vec_push(q, first);
+	int rc = 0;
+	for (size_t k = 0; k < q.n && !rc; k++) {
+		image x = q.a[k];	/* q may move */
+		char err[FMT_ERR_LEN];
+		vt_streams s;
+		if (vtrace_load_streams(x.vals, &s, err) < 0) {
+			fprintf(stderr, "skel check: process %u: %s: %s (its trace is missing)\n",
+				x.pid, x.vals, err);
+			rc = 1;
+			break;
+		}
+		if (k)
+			fprintf(stderr, "check: process %u (%s):\n", x.pid,
+				x.forked ? "forked" : "exec'd image of the program");
+		rc = check_image(bin, &x, root, app_path, dir, trace);
+		if (rc == 1 && k)
+			fprintf(stderr, "skel check: process %u (%s) differs (above)\n", x.pid,
+				x.vals);
+		images_after(&q, &x, &s, root);
+		vtrace_streams_free(&s);
+	}
+	free(q.a);
+	return rc;
+}
+
+/* The logs of the program's processes, lackey.PID.N.log, and the value
+ * files of the ones it forked or exec'd, app.vals.PID[.execN]. */
 static void remove_children_logs(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "lackey.", 7)) {
+		if (!strncmp(e->d_name, "lackey.", 7) || !strncmp(e->d_name, "app.vals.", 9)) {
 			char p[PATH_MAX];
 			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
 			unlink(p);
@@ -505,15 +644,16 @@ int cmd_check(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s/skel-check-XXXXXX", tmp_dir());
 	if (!tmp_mkdtemp(dir))
 		return skel_fail(dir, strerror(errno));
-	char gen_path[PATH_MAX], vals[PATH_MAX], log[PATH_MAX], logs[PATH_MAX], trace[PATH_MAX];
+	char gen_path[PATH_MAX], vals[PATH_MAX], logs[PATH_MAX], trace[PATH_MAX];
 	snprintf(gen_path, sizeof gen_path, "%s/skel.c", dir);
 	snprintf(vals, sizeof vals, "%s/app.vals", dir);
-	/* one log per process: a forked child is traced by valgrind too,
-	 * and its lines must not mix with the program's */
-	snprintf(logs, sizeof logs, "%s/lackey.%%p.log", dir);
-	snprintf(log, sizeof log, "%s/lackey.log", dir);
+	/* one log per process image: a forked child is traced by valgrind
+	 * too, an exec'd image as well (--trace-children=yes), and their
+	 * lines must not mix with the program's; SKEL_EXEC is the image's
+	 * number (driver/run.c, replay/rec_proc.c) */
+	snprintf(logs, sizeof logs, "%s/lackey.%%p.%%q{SKEL_EXEC}.log", dir);
 	snprintf(trace, sizeof trace, "%s/trace.txt", dir);
-	char *files[] = { gen_path, vals, log, trace };
+	char *files[] = { gen_path, vals, trace };
 	if (keep)	/* a ^C keeps them too */
 		tmp_untrack(dir);
 	else
@@ -542,58 +682,12 @@ int cmd_check(int argc, char **argv)
 		free(bin);
 		goto out;
 	}
-	/* the program's own log (valgrind runs as the program's process) */
-	char plog[PATH_MAX];
-	snprintf(plog, sizeof plog, "%s/lackey.%d.log", dir, (int)pid);
-	if (rename(plog, log) != 0) {
-		fprintf(stderr, "skel check: %s: %s\n", plog, strerror(errno));
-		free(bin);
-		goto out;
-	}
 	if (st >= 128)
 		fprintf(stderr, "skel check: %s was killed by signal %d; checking what it did\n",
 			app[0], st - 128);
-	char *rav[] = { bin, vals, "-o", trace, "--quiet", NULL };
-	int rr = run_wait(rav, NULL);
+	/* valgrind runs as the program's process: its pid is the program's */
+	rc = check_images(bin, vals, (uint32_t)pid, app_path, dir, trace) != 0;
 	free(bin);
-	if (rr == 2)
-		goto out;
-
-	char err[FMT_ERR_LEN];
-	vt_streams s;
-	if (vtrace_load_streams(vals, &s, err) < 0) {
-		fprintf(stderr, "skel: %s: %s\n", vals, err);
-		goto out;
-	}
-	if (s.nmap)
-		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
-	vtrace vt;
-	uint64_t bias = 0;
-	if (vtrace_open(&vt, vals, err) == 0) {
-		bias = vt.header.image_base;
-		vtrace_close(&vt);
-	}
-	if (cobjs_open(&s, app_path, bias) < 0) {
-		vtrace_streams_free(&s);
-		goto out;
-	}
-	acc_vec oracle = {0};
-	thread_vec threads = {0};
-	int lr = read_lackey(log, &s, cobjs, ncobjs, &oracle);
-	if (lr == -1 || (lr == 0 && read_replayed(trace, &threads) < 0))
-		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
-	else if (lr == 0)
-		rc = compare(&oracle, &threads) || rr != 0;
-	if (ncobjs > 1)
-		name_uncovered(&s);
-	if (rr == 3)
-		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
-	for (size_t t = 0; t < threads.n; t++)
-		free(threads.a[t].a.a);
-	free(threads.a);
-	free(oracle.a);
-	cobjs_close();
-	vtrace_streams_free(&s);
 out:
 	if (!keep) {
 		for (size_t i = 0; i < sizeof files / sizeof *files; i++)

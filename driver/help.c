@@ -49,11 +49,17 @@ static const help tracing[] = {
 "                                also malloc and its family (interposed: each call's\n"
 "                                block, size and caller) and each thread's stack and\n"
 "                                TLS block, for --symbolize and report, and the time\n"
-"                                of each buffer flush (CLOCK_MONOTONIC)\n",
+"                                of each buffer flush (CLOCK_MONOTONIC).  A process\n"
+"                                APP forks (fork, vfork, clone without CLONE_VM)\n"
+"                                records into VALUES.PID; an exec of APP itself by any\n"
+"                                of them into VALUES.PID.execN (N counts the images);\n"
+"                                other programs they exec or spawn are named in the\n"
+"                                replay\n",
 "  skel record app_skel.c -o app.vals -- ./app 100\n" },
 { "replay",
-"  skel replay SKEL.c VALUES [-o TRACE] [--format F] [--stats] [--salvage]\n"
-"          [--symbolize [--binary APP]] [--roi FUNC]... [--roi-markers]\n"
+"  skel replay SKEL.c VALUES [--pid PID] [-o TRACE] [--format F] [--stats]\n"
+"          [--salvage] [--symbolize [--binary APP]] [--roi FUNC]...\n"
+"          [--roi-markers]\n"
 "                                regenerate the trace (stdout, or TRACE; '-' is\n"
 "                                stdout).  F: text (default: 'PC R|W SIZE ADDR' in\n"
 "                                hex, one access per line, per thread), bin (32-byte\n"
@@ -77,8 +83,9 @@ static const help tracing[] = {
 "                                by the symbol tables; the section when no symbol\n"
 "                                covers it; LIB!SYMBOL+0xOFF in a shared object),\n"
 "                                heap#N+0xOFF (the N-th allocation of the run: malloc,\n"
-"                                calloc, realloc, aligned allocations; realloc and a\n"
-"                                reused address make a new N), stack#T, tls#T (thread\n"
+"                                calloc, realloc, aligned allocations, anonymous mmap;\n"
+"                                realloc, mremap and a reused address make a new N),\n"
+"                                stack#T, tls#T (thread\n"
 "                                T's stack, its TLS block), ? (none of these).  The\n"
 "                                executable's symbols: --binary APP, else the file the\n"
 "                                skeleton was made from\n"
@@ -94,7 +101,12 @@ static const help tracing[] = {
 "                                run and trace take these options as well\n"
 "                                A damaged VALUES file is refused (status 4, nothing\n"
 "                                written); --salvage replays what precedes the damage.\n"
-"                                A file cut short is replayed up to the cut, status 4\n",
+"                                A file cut short is replayed up to the cut, status 4\n"
+"                                --pid PID: the process PID forked (VALUES.PID, at any\n"
+"                                depth): its trace from the fork on (its state then\n"
+"                                is its parent's, replayed without output); without\n"
+"                                it, the first process, and the children are named.\n"
+"                                An exec'd image's file is replayed as it is\n",
 "  skel replay app_skel.c app.vals --format csv --symbolize -o trace.csv\n" },
 { "report",
 "  skel report SKEL.c VALUES [-o FILE] [--csv DIR] [--plot FILE.png]\n"
@@ -119,7 +131,10 @@ static const help tracing[] = {
 "                                online: run APP under the recorder and replay in\n"
 "                                parallel (same trace as record + replay); APP's\n"
 "                                stdin/stdout/stderr pass through; exits with APP's\n"
-"                                status (128+N when killed by signal N)\n"
+"                                status (128+N when killed by signal N).  Traces\n"
+"                                APP's first process only: the processes it forks\n"
+"                                and the images it execs are named, not traced\n"
+"                                (record them with skel record)\n"
 REPLAY_OPTS_NOTE,
 "  skel run app_skel.c --format count -- ./app 100\n" },
 { "trace",
@@ -133,7 +148,11 @@ REPLAY_OPTS_NOTE,
 "                                run APP once under valgrind lackey and the recorder,\n"
 "                                replay, and compare access by access (exit 0 only\n"
 "                                on a full match); with a whole-process skeleton,\n"
-"                                every covered object, and the others are named\n",
+"                                every covered object, and the others are named.\n"
+"                                Every process APP forks and every image of APP an\n"
+"                                exec starts is compared with its own lackey log\n"
+"                                (--trace-children=yes); the first that differs is\n"
+"                                named by pid\n",
 "  skel check app_skel.c -- ./app 100\n" },
 };
 

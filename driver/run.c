@@ -924,6 +924,9 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
 		setenv("SKEL_VALUES", values, 1);
+		/* the first image; an exec of a recorded one counts up (the
+		 * value file and the lackey log of each image: formats.md) */
+		setenv("SKEL_EXEC", "0", 1);
 		if (valgrind_log) {
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
@@ -931,10 +934,11 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			/* the recorder's guard-page flush and int3 sites read registers from the
 			 * fault's context: valgrind must keep them all exact */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
-					"--vex-iropt-register-updates=allregs-at-each-insn", logopt };
+					"--vex-iropt-register-updates=allregs-at-each-insn",
+					"--trace-children=yes", logopt };
 			/* the file found; valgrind gives its client that path
 			 * as argv[0] (it has no way to pass another) */
-			for (size_t i = 0; i < 5; i++)
+			for (size_t i = 0; i < 6; i++)
 				vec_push(av, pre[i]);
 			vec_push(av, (char *)app_path);
 			for (char **a = app_argv + 1; *a; a++)
@@ -1015,7 +1019,7 @@ bool trace_format_ok(const char *f)
 
 int cmd_replay(int argc, char **argv)
 {
-	const char *skel = NULL, *values = NULL, *out = "-", *format = "text";
+	const char *skel = NULL, *values = NULL, *out = "-", *format = "text", *pid = NULL;
 	bool stats = false, salvage = false;
 	sim_opts so = SIM_OPTS_INIT;
 	roi_opts ro = { 0 };
@@ -1028,6 +1032,8 @@ int cmd_replay(int argc, char **argv)
 			stats = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = argv[++i];
 		else if ((r = sim_opts_arg(argc, argv, &i, &so)) != 0 ||
 			 (r = roi_opts_arg(argc, argv, &i, &ro, true)) != 0) {
 			if (r < 0)
@@ -1044,7 +1050,9 @@ int cmd_replay(int argc, char **argv)
 	if (!skel || !values)
 		return skel_usage_error(ro.report ? "report: usage: skel report SKEL VALUES [-o FILE] "
 					"[--csv DIR] [--plot FILE.png]" : "replay: usage: skel replay "
-					"SKEL VALUES [-o TRACE] [--format F] [--stats] [--salvage]");
+					"SKEL VALUES [--pid PID] [-o TRACE] [--format F] [--stats] [--salvage]");
+	if (pid && strspn(pid, "0123456789") != strlen(pid))
+		return skel_usage_error("replay: --pid takes a process id");
 	if (!trace_format_ok(format))
 		return skel_usage_error("replay: --format must be text, bin, lackey, din, csv or count");
 	if (sim_opts_check(&so) < 0 || roi_opts_check(&ro, format, &so) < 0)
@@ -1061,7 +1069,7 @@ int cmd_replay(int argc, char **argv)
 		free(bin);
 		return 1;
 	}
-	char *av[9 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out,
+	char *av[11 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, (char *)values, "-o", (char *)out,
 							      "--format", (char *)format };
 	size_t n = 6;
 	char exe[PATH_MAX];
@@ -1069,6 +1077,10 @@ int cmd_replay(int argc, char **argv)
 		av[n++] = "--stats";
 	if (salvage)
 		av[n++] = "--salvage";
+	if (pid) {
+		av[n++] = "--pid";
+		av[n++] = (char *)pid;
+	}
 	n += sim_opts_argv(&so, format, raw[0] ? raw : NULL, av + n);
 	n += roi_opts_argv(&ro, skel, NULL, av + n, exe);
 	av[n] = NULL;

@@ -325,6 +325,10 @@ enum vt_chunk_type {
 				 * its program order (below) */
 	VT_TIME = 12,		/* payload: vt_time; when `thread` had
 				 * recorded `word` words (below) */
+	VT_PROCESS = 13,	/* payload: vt_process (thread 0), right
+				 * after the header: the process that wrote
+				 * the file and, for a forked child, where
+				 * its stream begins in its parent's */
 };
 
 /* Coarse time (TIME chunks): the recorder reads CLOCK_MONOTONIC (a raw
@@ -379,18 +383,46 @@ typedef struct vt_signal {
 	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_signal;
 
-enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2 };
+/* SPAWNED: posix_spawn, posix_spawnp, system or popen started `path`
+ * (glibc's child runs none of the program's code before it execs) */
+enum { VT_EXEC_CALLED = 1, VT_EXEC_FAILED = 2, VT_EXEC_SPAWNED = 3 };
 typedef struct vt_exec {
 	uint32_t stage;		/* VT_EXEC_*: about to exec, or it returned */
 	uint32_t reserved;
 	char path[248];		/* the file, cut to fit, NUL-terminated */
 } vt_exec;
 
+/* `word`: the words of the thread before fork(); the child's stream
+ * (the file VALUES.<pid>) goes on from there (vt_process). */
 typedef struct vt_fork {
 	uint64_t word;		/* words of the thread before fork() */
 	uint32_t pid;		/* the child */
 	uint32_t reserved;
 } vt_fork;
+
+/* Which process image wrote the file.  The first one recorded writes
+ * VALUES; a process it forks (at any depth) VALUES.<pid>; the image an
+ * exec of the same program starts VALUES.<pid>.exec<n>, n its image
+ * number (flags >> 16): the images before it in its line, counted
+ * through execs and inherited by fork.
+ * A forked child's thread 0 is the forking thread: the child's skeleton
+ * state at the fork is the parent's after `word` words of thread
+ * `thread` of the parent's file (VT_PROC_FORKED), and the child's thread
+ * 0 stream continues from there.  The parent's file is VALUES.<parent>
+ * .exec<n> if VT_PROC_PARENT_EXECED, else VALUES.<parent> or VALUES. */
+enum {
+	VT_PROC_FORKED = 1,	/* forked by `parent` */
+	VT_PROC_EXECED = 2,	/* started by an exec in process `pid` */
+	VT_PROC_PARENT_EXECED = 4,	/* forked by an exec'd image */
+};
+#define VT_PROC_IMAGE(flags) ((flags) >> 16)
+typedef struct vt_process {
+	uint32_t pid;		/* the process that wrote this file */
+	uint32_t parent;	/* its parent's pid (VT_PROC_FORKED), else 0 */
+	uint64_t word;		/* VT_PROC_FORKED: words of the parent's */
+	uint32_t thread;	/* forking thread before the fork */
+	uint32_t flags;		/* VT_PROC_*, image number in bits 16..31 */
+} vt_process;
 
 /* Where a thread died of a signal: a replay of its stream stops at the
  * first access of `pc` after the stream's last word (the faulting access
@@ -448,6 +480,8 @@ enum {
 				 * whose number is flags >> 16 (0: the
 				 * executable) */
 	VT_START_UNKNOWN = 2,	/* stream opened lazily: start not seen */
+	VT_START_FORKED = 4,	/* a forked child's thread 0: its stream
+				 * goes on from its parent's (vt_process) */
 };
 
 typedef struct vt_thread_start {
@@ -499,6 +533,7 @@ _Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
 _Static_assert(sizeof(vt_signal) == 24, "vt_signal layout");
 _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
+_Static_assert(sizeof(vt_process) == 24, "vt_process layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
@@ -600,7 +635,7 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
 static inline bool vt_chunk_global(uint32_t type)
 {
 	return type == VT_TRAMPOLINE_MAP || type == VT_END || type == VT_EXEC ||
-	       type == VT_OBJECTS;
+	       type == VT_OBJECTS || type == VT_PROCESS;
 }
 
 typedef struct vt_streams {
@@ -610,8 +645,18 @@ typedef struct vt_streams {
 	size_t nmap;
 	bool complete;		/* END chunk present: the run exited cleanly */
 	vt_end end;
-	vt_exec exec;		/* the last EXEC chunk (stage 0: none) */
+	vt_exec exec;		/* the last EXEC chunk but SPAWNED ones
+				   (stage 0: none) */
+	vt_exec spawn;		/* the first SPAWNED one */
+	uint32_t nspawns;
 	vt_objects objects;	/* OBJECTS chunks (none: main-only) */
+	vt_process process;	/* its PROCESS chunk (pid 0: none, an older
+				   recorder) */
+	struct vt_fork_at {	/* every FORK chunk, in file order */
+		uint32_t thread;
+		vt_fork f;
+	} *forks;
+	size_t nforks;
 	char error[FMT_ERR_LEN];	/* "" or why reading stopped early */
 	bool cut;		/* error: the file ends inside a chunk (cut short;
 				   what came before is whole), not damage */
@@ -628,6 +673,10 @@ int vtrace_streams_from(vtrace *t, vt_streams *out);
  * data, which must stay open while they are used. */
 int vtrace_streams_ref(vtrace *t, vt_streams *out);
 vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
+/* A fork made inside libc (daemon, forkpty: FORK with pid 0): the pid of
+ * the child whose file beside `root` (ROOT.<pid>) says it was forked by
+ * `parent`'s thread `thread` after `word` words; 0 if there is none. */
+uint32_t vt_find_child(const char *root, uint32_t parent, uint32_t thread, uint64_t word);
 void vtrace_streams_free(vt_streams *s);
 
 #endif

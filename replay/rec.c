@@ -40,6 +40,7 @@
 #include "replay/rec.h"
 
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -691,6 +692,28 @@ static void rec_header_write(const patch *p)
 	vt_header_seal(&h);
 	if (write(R.fd, &h, sizeof h) != (ssize_t)sizeof h)
 		rec_die("cannot write the value trace: %s", strerror(errno));
+	R.header = h;
+	vt_process me = { .pid = (uint32_t)R.pid,
+			  .flags = (R.execed ? VT_PROC_EXECED : 0) | R.image << 16 };
+	rec_chunk(VT_PROCESS, 0, &me, sizeof me);
+}
+
+/* The value file's absolute path: a forked child writes its own file
+ * beside it, wherever it has moved to meanwhile. */
+static void rec_vpath_keep(const char *vpath)
+{
+	size_t n = 0;
+	if (R.pipe)
+		return;
+	if (vpath[0] != '/' && getcwd(R.vpath, sizeof R.vpath - 1)) {
+		n = strlen(R.vpath);
+		R.vpath[n++] = '/';
+	}
+	if (n + strlen(vpath) >= sizeof R.vpath - 1) {
+		R.vpath[0] = 0;	/* children will not record; replay says so */
+		return;
+	}
+	strcpy(R.vpath + n, vpath);
 }
 /* The value file, locked: a second process that inherits the environment
  * (fork+exec of the same program) finds it taken and records nothing. */
@@ -726,6 +749,7 @@ static void rec_tls_offset(void)
 
 __attribute__((constructor)) static void rec_init(void)
 {
+	rec_vfork_real = dlsym(RTLD_NEXT, "vfork");
 	const char *ppath = getenv("SKEL_PATCH");
 	const char *vpath = getenv("SKEL_VALUES");
 	const char *verb = getenv("SKEL_VERBOSE");
@@ -783,13 +807,23 @@ __attribute__((constructor)) static void rec_init(void)
 	if (only && !strcmp(only, "1"))
 		_exit(0);
 
-	R.fd = rec_file_open(vpath);
+	/* an image the exec of a recorded one started (rec_exec_env) */
+	const char *img = getenv("SKEL_EXEC");
+	R.image = img ? (uint32_t)strtoul(img, NULL, 10) : 0;
+	R.execed = R.image > 0;
+	char epath[sizeof R.vpath + 48];
+	if (R.execed) {
+		int len = snprintf(epath, sizeof epath, "%s.%d.exec", vpath, (int)getpid());
+		rec_put_dec(epath + len, R.image);
+	}
+	R.fd = rec_file_open(R.execed ? epath : vpath);
 	if (R.fd < 0) {
 		/* the trampolines stay mapped but unused: nothing patched */
 		R.fd = -1;
 		return;
 	}
 	R.pid = getpid();
+	rec_vpath_keep(vpath);
 	if (rec_buffer_map(&R.sink) || pthread_key_create(&R.key,
 							  rec_on_thread_exit))
 		rec_die("out of memory");
@@ -803,11 +837,12 @@ __attribute__((constructor)) static void rec_init(void)
 		rec_heap_thread(main_t);	/* written with its START: */
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */
-	pthread_atfork(NULL, NULL, rec_atfork_child);
+	pthread_atfork(rec_fork_prepare, rec_atfork_parent, rec_atfork_child);
 	rec_int3_publish(&i3);
 	free(i3.v);
 	atomic_store_explicit(&R.nobj, n, memory_order_release);
 	R.active = 1;
+	rec_vfork_as_fork = 1;
 	rec_signals_install();
 	if (R.pipe)
 		rec_flusher_start();

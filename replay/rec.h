@@ -82,6 +82,8 @@ typedef struct rec_thread {
 	struct rec_heap *_Atomic heap;	/* its HEAP events (rec_heap.c) */
 	uint64_t origin;	/* stream index of *base (the owner resets) */
 	uint64_t t0;		/* CLOCK_MONOTONIC ns when the stream opened */
+	uint64_t fork_word;	/* its words before its last fork() (the
+				   child's stream goes on from there) */
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
@@ -136,7 +138,12 @@ typedef struct rec_state {
 	int force_int3;		/* SKEL_INT3=1: every site an int3 */
 	int fd;
 	pid_t pid;		/* the recording process */
-	volatile int child;	/* forked: record nothing */
+	volatile int child;	/* forked, and not recording: record nothing */
+	char vpath[4096];	/* the value file, absolute: a forked child
+				   writes VPATH.<pid> ("" for a pipe) */
+	vt_header header;	/* as written: a forked child's file has it */
+	uint32_t image;		/* image number (SKEL_EXEC, formats.md) */
+	int execed;		/* this image was started by exec */
 	volatile int finished;	/* END written */
 	patch_set set;		/* section 0: the executable */
 	rec_object obj[PATCH_MAX_OBJECTS];	/* covered, obj[0] the
@@ -400,6 +407,8 @@ void rec_started(void);
 void rec_thread_start_now(rec_thread *t);
 void rec_finish(uint32_t how);
 void rec_event(uint32_t type, void *payload, size_t n);
+/* The FORK chunk of the parent (rec_fork_prepare set the word). */
+void rec_fork_event(uint32_t pid);
 
 /* -------------------------------------------------------- rec_sig.c */
 
@@ -407,9 +416,21 @@ void rec_signals_install(void);
 /* sigaction as libc does it, past our interposer */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
 
+/* fork: the forking thread's buffer written before the fork (so that its
+ * words after `fork_word` are the child's as well as the parent's), and
+ * in the child, the streams of the threads that did not survive dropped
+ * and the forking thread's stream made thread 0 of the child's file. */
+void rec_fork_prepare(void);
+void rec_fork_streams_reset(rec_thread *t);
+
 /* ------------------------------------------------------- rec_proc.c */
 
 void rec_atfork_child(void);
+void rec_atfork_parent(void);
+extern int rec_vfork_as_fork;	/* vfork is fork + wait (recording) */
+extern void *rec_vfork_real;	/* else libc's */
+/* Decimal v at p, NUL-ended, no libc: its length. */
+size_t rec_put_dec(char *p, unsigned long v);
 
 /* ------------------------------------------------------- rec_heap.c */
 

@@ -625,10 +625,10 @@ void rec_finish(uint32_t how)
 	rec_stats("exit");
 }
 /* An event in the calling thread's stream, after the words recorded so
- * far: `word` (the payload's first u64) becomes their number.  No reset
- * of the buffer: a signal may have come in the middle of a probe's
- * store. */
-void rec_event(uint32_t type, void *payload, size_t n)
+ * far: `word` (the payload's first u64) becomes their number, unless
+ * `keep` (the caller knows it: fork).  No reset of the buffer: a signal
+ * may have come in the middle of a probe's store. */
+static void rec_event_word(uint32_t type, void *payload, size_t n, int keep)
 {
 	rec_thread *t = rec_self;
 	if (!R.active || !t || t == &R.sink || rec_off() || rec_getpid() != R.pid)
@@ -641,8 +641,65 @@ void rec_event(uint32_t type, void *payload, size_t n)
 	 * store is not followed exactly; handlers are not replayed) */
 	rec_t.mask = rec_t.sleft = 0;
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
-	rec_copy_bytes(payload, &t->written, sizeof t->written);
+	if (!keep)
+		rec_copy_bytes(payload, &t->written, sizeof t->written);
 	rec_chunk(type, t->index, payload, n);
 	rec_unlock(&t->lock);
 	rec_restore_mask(&old);
+}
+
+void rec_event(uint32_t type, void *payload, size_t n)
+{
+	rec_event_word(type, payload, n, 0);
+}
+
+/* fork(), in the parent: the child's stream goes on from fork_word. */
+void rec_fork_event(uint32_t pid)
+{
+	rec_thread *t = rec_self;
+	if (!t || t == &R.sink)
+		return;
+	vt_fork f = { t->fork_word, pid, 0 };
+	rec_event_word(VT_FORK, &f, sizeof f, 1);
+}
+
+/* pthread_atfork's prepare handler, in the forking thread before the
+ * system call: its buffer is written and starts over, groups closed, so
+ * that what the child finds in it from the buffer's start are the
+ * child's words (those libc records between here and the system call,
+ * the same in both processes, then the child's own). */
+void rec_fork_prepare(void)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || rec_off() || rec_getpid() != R.pid || !t || t == &R.sink)
+		return;
+	sigset_t old;
+	rec_block_all(&old);
+	rec_flush_upto(t, rec_cursor, 1);
+	t->fork_word = t->written;
+	rec_restore_mask(&old);
+}
+
+/* In the child, only the forking thread t lives: it becomes thread 0,
+ * its stream starting at its buffer's start (rec_fork_prepare).  The
+ * other threads' state is dropped (their buffers are copies nobody
+ * writes), and locks another thread held at the fork are free. */
+void rec_fork_streams_reset(rec_thread *t)
+{
+	uint32_t n = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++)
+		R.threads[i] = NULL;
+	R.threads[0] = t;
+	atomic_store(&R.nthreads, 1);
+	atomic_store(&R.values, 0);
+	atomic_store(&R.pass, 0);
+	atomic_store(&R.patching, 0);
+	t->index = 0;
+	t->lock = 0;
+	t->written = t->origin = 0;
+	t->sent = t->base;
+	t->started = 0;
+	t->ended = 0;
+	t->ts.parent = VT_NO_PARENT;
+	t->ts.flags |= VT_START_FORKED;
 }

@@ -1,14 +1,21 @@
 /* rec_proc.c — the process's life as the recorder follows it: threads
  * (pthread_create interposed: one stream each), exit and _exit (END),
- * the exec family (EXEC) and fork (FORK; the child records nothing). */
+ * the exec family (EXEC), fork and vfork (FORK; the child records into a
+ * file of its own). */
 #include "replay/rec.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,12 +28,9 @@ typedef void (*rec_exit_fn)(int);
 REC_REAL(pthread_create, rec_pthread_create_fn)
 REC_REAL(_exit, rec_exit_fn)
 typedef int (*rec_execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*rec_execv_fn)(const char *, char *const[]);
 typedef int (*rec_fexecve_fn)(int, char *const[], char *const[]);
 typedef pid_t (*rec_fork_fn)(void);
 REC_REAL(execve, rec_execve_fn)
-REC_REAL(execv, rec_execv_fn)
-REC_REAL(execvp, rec_execv_fn)
 REC_REAL(execvpe, rec_execve_fn)
 REC_REAL(fexecve, rec_fexecve_fn)
 REC_REAL(fork, rec_fork_fn)
@@ -95,68 +99,246 @@ REC_EXPORT void _Exit(int status)
 	rec_exit_now(status);
 }
 
-/* fork: the child records nothing (its probes store into a discard
- * buffer); it would otherwise share the parent's stream and file. */
+/* fork, in the child: it records into a file of its own, VPATH.<pid>
+ * (formats.md), whose PROCESS chunk says where its thread 0 -- the
+ * forking thread, the only one left -- branched off the parent's stream.
+ * Raw system calls only: libc may be patched and this runs inside its
+ * fork.  Where that cannot be (skel run's pipe, a thread without a
+ * stream, no file), the child records nothing, and the replay, which
+ * finds no file, says so. */
+size_t rec_put_dec(char *p, unsigned long v)
+{
+	char digits[24];
+	size_t k = 0, n = 0;
+	do
+		digits[k++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (k)
+		p[n++] = digits[--k];
+	p[n] = 0;
+	return n;
+}
+
+static size_t rec_put_str(char *p, const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		p[n] = s[n];
+	p[n] = 0;
+	return n;
+}
+
+static int rec_child_file(pid_t pid)
+{
+	char path[sizeof R.vpath + 24];
+	size_t n = rec_put_str(path, R.vpath);
+	if (!n)
+		return -1;
+	path[n++] = '.';
+	rec_put_dec(path + n, (unsigned long)pid);
+	long fd = rec_syscall3(SYS_open, (long)path,
+			       O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (rec_syscall3(SYS_flock, fd, LOCK_EX | LOCK_NB, 0) ||
+	    rec_syscall3(SYS_write, fd, (long)&R.header, sizeof R.header) !=
+		    (long)sizeof R.header) {
+		rec_syscall3(SYS_close, fd, 0, 0);
+		return -1;
+	}
+	return (int)fd;
+}
+
 void rec_atfork_child(void)
 {
-	R.child = 1;
+	rec_thread *t = rec_self;
+	pid_t pid = rec_getpid();
+	int fd = -1;
+	if (R.active && !rec_off() && !R.pipe && t && t != &R.sink)
+		fd = rec_child_file(pid);
 	if (R.fd >= 0)
 		rec_syscall3(SYS_close, R.fd, 0, 0);
-	R.fd = -1;
-	rec_self = &R.sink;
-	rec_cursor = R.sink.base;
-	rec_t.mask = rec_t.sleft = 0;
+	R.fd = fd;
+	if (fd < 0) {
+		R.child = 1;
+		rec_self = &R.sink;
+		rec_cursor = R.sink.base;
+		rec_t.mask = rec_t.sleft = 0;
+		return;
+	}
+	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,
+			 VT_PROC_FORKED | (R.execed ? VT_PROC_PARENT_EXECED : 0) |
+				 R.image << 16 };
+	R.pid = pid;
+	R.execed = 0;
+	rec_fork_streams_reset(t);
+	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
+	rec_thread_start_now(t);
 }
 
 /* exec: the image's words so far are written, then an EXEC chunk says
  * that what follows (the new image) is not in this trace; a failed exec
  * says so too, and recording goes on. */
-static void rec_note_exec(const char *path, uint32_t stage)
+static void rec_note_exec_arg(const char *path, const char *arg, uint32_t stage)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
 	if (stage == VT_EXEC_CALLED)
 		rec_flush_all_dying();
 	vt_exec e = { .stage = stage };
-	for (size_t i = 0; path && path[i] && i < sizeof e.path - 1; i++)
-		e.path[i] = path[i];
+	size_t n = 0;	/* path, then arg: no libc (it may be patched) */
+	for (size_t i = 0; path && path[i] && n < sizeof e.path - 1; i++)
+		e.path[n++] = path[i];
+	for (size_t i = 0; arg[i] && n < sizeof e.path - 1; i++)
+		e.path[n++] = arg[i];
 	rec_chunk(VT_EXEC, 0, &e, sizeof e);
 }
 
-#define REC_EXEC(call, path) \
+/* posix_spawn and the calls that spawn a shell (system, popen): glibc's
+ * child is a clone(CLONE_VM|CLONE_VFORK) that runs glibc's code only, then
+ * execs: nothing of the program runs in it, and what it execs is another
+ * program.  Named in the parent's trace (a SPAWNED chunk), not traced. */
+typedef int (*rec_posix_spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+				  const posix_spawnattr_t *, char *const[], char *const[]);
+typedef int (*rec_system_fn)(const char *);
+typedef FILE *(*rec_popen_fn)(const char *, const char *);
+REC_REAL(posix_spawn, rec_posix_spawn_fn)
+REC_REAL(posix_spawnp, rec_posix_spawn_fn)
+REC_REAL(system, rec_system_fn)
+REC_REAL(popen, rec_popen_fn)
+
+static void rec_note_spawn(const char *what, const char *path)
+{
+	int e = errno;
+	rec_note_exec_arg(what, path, VT_EXEC_SPAWNED);
+	errno = e;
+}
+
+static int rec_spawned(int rc, const char *path)
+{
+	if (!rc)
+		rec_note_spawn("", path);
+	return rc;
+}
+
+REC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return rec_spawned(rec_real_posix_spawn()(pid, path, fa, at, argv, envp), path);
+}
+
+REC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return rec_spawned(rec_real_posix_spawnp()(pid, file, fa, at, argv, envp), file);
+}
+
+REC_EXPORT int system(const char *cmd)
+{
+	int rc = rec_real_system()(cmd);
+	if (cmd)
+		rec_note_spawn("/bin/sh -c ", cmd);
+	return rc;
+}
+
+REC_EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	FILE *f = rec_real_popen()(cmd, mode);
+	if (f)
+		rec_note_spawn("/bin/sh -c ", cmd);
+	return f;
+}
+
+static void rec_note_exec(const char *path, uint32_t stage)
+{
+	rec_note_exec_arg(path, "", stage);
+}
+
+/* The environment the new image starts with, when this one records:
+ * SKEL_VALUES absolute and SKEL_EXEC its image number, so that the same
+ * program, recorded again, writes a file of its own (VALUES.<pid>.exec<n>)
+ * instead of truncating this image's; through skel run's FIFO, or where
+ * this process does not record, no file (SKEL_VALUES empty): the replay
+ * names the new image as not traced.  No libc (it may be patched): the
+ * array is mapped (*bytes), the strings static (an exec replaces them). */
+static char rec_exec_vars[2][sizeof R.vpath + 24];
+
+static int rec_env_is(const char *e, const char *name)
+{
+	size_t i = 0;
+	for (; name[i]; i++)
+		if (e[i] != name[i])
+			return 0;
+	return e[i] == '=';
+}
+
+static char **rec_exec_env(char *const envp[], size_t *bytes)
+{
+	size_t n = 0, k = 0;
+	if (!R.active)
+		return NULL;
+	while (envp && envp[n])
+		n++;
+	*bytes = (n + 3) * sizeof(char *);
+	char **v = rec_mmap_raw(*bytes);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!rec_env_is(envp[i], "SKEL_VALUES") && !rec_env_is(envp[i], "SKEL_EXEC"))
+			v[k++] = envp[i];
+	char *a = rec_exec_vars[0], *b = rec_exec_vars[1];
+	size_t m = rec_put_str(a, "SKEL_VALUES=");
+	if (!rec_off() && !R.pipe && rec_getpid() == R.pid)
+		rec_put_str(a + m, R.vpath);
+	m = rec_put_str(b, "SKEL_EXEC=");
+	rec_put_dec(b + m, R.image + 1);
+	v[k++] = a;
+	v[k++] = b;
+	v[k] = NULL;
+	return v;
+}
+
+/* `call` with `env` the new image's environment (rec_exec_env of envp) */
+#define REC_EXEC(call, path, envp) \
 	do { \
 		int saved; \
+		size_t bytes = 0; \
+		char **env = rec_exec_env(envp, &bytes); \
+		if (!env) \
+			env = (char **)(envp); \
 		rec_note_exec(path, VT_EXEC_CALLED); \
 		int rc = call; \
 		saved = errno; \
 		rec_note_exec(path, VT_EXEC_FAILED); \
+		if (bytes) \
+			rec_munmap_raw(env, bytes); \
 		errno = saved; \
 		return rc; \
 	} while (0)
 
 REC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execve()(path, argv, envp), path);
+	REC_EXEC(rec_real_execve()(path, argv, env), path, envp);
 }
 
 REC_EXPORT int execv(const char *path, char *const argv[])
 {
-	REC_EXEC(rec_real_execv()(path, argv), path);
+	REC_EXEC(rec_real_execve()(path, argv, env), path, environ);
 }
 
 REC_EXPORT int execvp(const char *file, char *const argv[])
 {
-	REC_EXEC(rec_real_execvp()(file, argv), file);
+	REC_EXEC(rec_real_execvpe()(file, argv, env), file, environ);
 }
 
 REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execvpe()(file, argv, envp), file);
+	REC_EXEC(rec_real_execvpe()(file, argv, env), file, envp);
 }
 
 REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_fexecve()(fd, argv, envp), "(a file descriptor)");
+	REC_EXEC(rec_real_fexecve()(fd, argv, env), "(a file descriptor)", envp);
 }
 
 /* execl, execlp, execle: their arguments gathered, then the v forms above
@@ -210,19 +392,167 @@ REC_EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
-/* fork: the child's work is not traced (rec_atfork_child); the parent's
- * stream says where it forked, and the replay says so. */
+/* fork: the child records into a file of its own (rec_atfork_child); the
+ * parent's stream says where it forked.  A fork libc makes inside itself
+ * (daemon, forkpty) does not come here, but runs the pthread_atfork
+ * handlers: the parent's names its child's pid as 0, the child's file
+ * says whose child it is (vt_find_child). */
+static __thread int rec_in_fork;
+
+void rec_atfork_parent(void)
+{
+	if (!rec_in_fork)
+		rec_fork_event(0);
+}
+
 REC_EXPORT pid_t fork(void)
 {
+	rec_in_fork = 1;
 	pid_t pid = rec_real_fork()();
+	rec_in_fork = 0;
 	if (pid > 0) {
 		int e = errno;
-		vt_fork f = { 0, (uint32_t)pid, 0 };
-		rec_event(VT_FORK, &f, sizeof f);
+		rec_fork_event((uint32_t)pid);
 		errno = e;
 	}
 	return pid;
 }
+
+/* daemon, as glibc's does it, but through the fork and _exit above:
+ * libc's own would fork and exit inside libc, where the parent's exit
+ * is not seen (no END) and the child's pid not known. */
+REC_EXPORT int daemon(int nochdir, int noclose)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -1;
+	if (!nochdir && chdir("/") < 0)
+		return -1;
+	if (noclose)
+		return 0;
+	int fd = open("/dev/null", O_RDWR);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		errno = ENODEV;
+		return -1;
+	}
+	for (int k = 0; k < 3; k++)
+		dup2(fd, k);
+	if (fd > 2)
+		close(fd);
+	return 0;
+}
+
+/* _Fork (glibc 2.34) is fork without the pthread_atfork handlers: ours
+ * run around it here. */
+REC_REAL(_Fork, rec_fork_fn)
+
+REC_EXPORT pid_t _Fork(void)
+{
+	rec_fork_prepare();
+	pid_t pid = rec_real__Fork()();
+	int e = errno;
+	if (pid == 0)
+		rec_atfork_child();
+	else if (pid > 0)
+		rec_fork_event((uint32_t)pid);
+	errno = e;
+	return pid;
+}
+
+/* clone without CLONE_VM makes a process, as fork does but without the
+ * pthread_atfork handlers: the same before and after, the child's part
+ * run first thing in the child, on its stack.  With CLONE_VM it is a
+ * thread (or a vfork-like child that must exec at once): passed on.  A
+ * child given its own TLS (CLONE_SETTLS) is not followed. */
+typedef int (*rec_clone_fn)(int (*)(void *), void *, int, void *, ...);
+REC_REAL(clone, rec_clone_fn)
+
+typedef struct rec_clone_arg {
+	int (*fn)(void *);
+	void *arg;
+} rec_clone_arg;
+
+/* When fn returns, glibc's clone ends the process with the exit system
+ * call: no exit(), no _exit(), so the stream ends here. */
+static int rec_clone_child(void *p)
+{
+	rec_clone_arg a = *(rec_clone_arg *)p;	/* the parent's, copied */
+	rec_atfork_child();
+	int rc = a.fn(a.arg);
+	rec_finish(VT_END_UNDERSCORE_EXIT);
+	return rc;
+}
+
+REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;	/* glibc's clone reads them whatever the flags say */
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	rec_clone_fn real = rec_real_clone();
+	if ((flags & (CLONE_VM | CLONE_SETTLS)) || !R.active)
+		return real(fn, stack, flags, arg, ptid, tls, ctid);
+	rec_clone_arg a = { fn, arg };
+	rec_fork_prepare();
+	int pid = real(rec_clone_child, stack, flags, &a, ptid, tls, ctid);
+	if (pid > 0) {
+		int e = errno;
+		rec_fork_event((uint32_t)pid);
+		errno = e;
+	}
+	return pid;
+}
+
+/* vfork, while recording, is fork: a vfork child runs in its parent's
+ * memory, where its probes would store into the parent's buffer.  The
+ * parent waits, as after vfork, until the child execs or exits (the
+ * pipe's write end is close-on-exec).  A child that writes to its
+ * parent's memory, which POSIX does not allow, is not followed.  Not
+ * recording, it is libc's vfork, reached by a tail jump: a vfork cannot
+ * be called from a function that returns before the child is done. */
+int rec_vfork_as_fork;		/* set when recording starts (rec.c) */
+void *rec_vfork_real;		/* libc's, looked up by rec_init */
+
+__attribute__((used)) static pid_t rec_vfork_fork(void)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
+		return fork();
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		return 0;
+	}
+	int e = errno;
+	close(fds[1]);
+	char c;
+	while (pid > 0 && (read(fds[0], &c, 1) < 0 && errno == EINTR))
+		;
+	close(fds[0]);
+	errno = e;
+	return pid;
+}
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	cmpl $0, rec_vfork_as_fork(%rip)\n"
+	"	jne 1f\n"
+	"	cmpq $0, rec_vfork_real(%rip)\n"
+	"	je 1f\n"
+	"	jmp *rec_vfork_real(%rip)\n"
+	"1:	jmp rec_vfork_fork\n"
+	".size vfork, .-vfork\n");
 
 /* dlopen: objects the real one maps are patched when it returns, if a
  * section covers them.  Their constructors have run by then, unpatched

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <limits.h>
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -364,6 +365,10 @@ typedef struct stream {
 	vt_signal sig;
 	uint32_t forks;
 	vt_fork fork;
+	/* --pid: the first `quiet` words are the parent's before the fork,
+	 * replayed without output (0: none) */
+	uint64_t quiet;
+	int count_only;         /* t.count_only after them */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
 	/* --symbolize: its HEAP events (under mu when online), the next
@@ -899,6 +904,21 @@ static void seg_free(seg *g)
 	free(g);
 }
 
+/* --pid: the skeleton reads the child's first word, so the parent's part
+ * is over: the child's accesses from here on are emitted.  Every access
+ * before it was made before the fork: the first word the child records
+ * after the fork is read before any access the child makes (the
+ * recorder closes its groups at the fork, so that word opens a group of
+ * its own, and the first probe the child meets after fork() returns is
+ * the RETURNED word at the call's return site, or a routine entry). */
+static void fork_passed(stream *s)
+{
+	s->quiet = 0;
+	s->t.count_only = s->count_only;
+	for (int k = 0; k < 2; k++)
+		s->t.count[k] = s->t.bytes[k] = 0;
+}
+
 /* Points t->w/t->end at the next words: 1, or 0 when there are none and
  * never will be. */
 static int refill(stream *s)
@@ -924,6 +944,8 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
+	if (s->quiet && s->base >= s->quiet)
+		fork_passed(s);
 	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seg_w, g->w, __ATOMIC_RELAXED);
 	return 1;
@@ -1635,6 +1657,37 @@ static void join_with_progress(stream *s, bool quiet)
 		fputs("\r\033[K", stderr);
 }
 
+/* The files of a recording (formats.md, VT_PROCESS): the first
+ * process's VALUES, a forked child's VALUES.<pid>, an exec'd image's
+ * VALUES.<pid>.exec<n>. */
+static void child_path(char *out, const char *values, uint32_t pid)
+{
+	if (snprintf(out, PATH_MAX, "%s.%u", values, pid) >= PATH_MAX)
+		out[0] = 0;	/* no such file */
+}
+
+/* The file of image n (n > 0) of process pid: started by an exec. */
+static void image_path(char *out, const char *values, uint32_t pid, uint32_t n)
+{
+	if (snprintf(out, PATH_MAX, "%s.%u.exec%u", values, pid, n) >= PATH_MAX)
+		out[0] = 0;
+}
+
+/* The first process's file, from the name of a file of the recording
+ * and its PROCESS chunk (the name as it is if it was renamed). */
+static void root_of(char *out, const char *path, const vt_process *p)
+{
+	char suf[64] = "";
+	if (p->flags & VT_PROC_EXECED)
+		snprintf(suf, sizeof suf, ".%u.exec%u", p->pid, VT_PROC_IMAGE(p->flags));
+	else if (p->flags & VT_PROC_FORKED)
+		snprintf(suf, sizeof suf, ".%u", p->pid);
+	size_t l = strlen(path), k = strlen(suf);
+	if (k <= l && !strcmp(path + l - k, suf))
+		l -= k;
+	snprintf(out, PATH_MAX, "%.*s", (int)l, path);
+}
+
 /* Events the skeleton does not model: said on every replay, quiet or not
  * (issue: never a silent hole).  A handler's accesses would be missing
  * from the trace: the thread's trace stops there and the status says so
@@ -1650,27 +1703,273 @@ static int report_signal(const char *what, uint32_t thread, const vt_signal *e)
 	return 3;
 }
 
+/* skel run: the children write no stream of their own (the FIFO is the
+ * parent's); skel record writes one per child (report_forks). */
 static void report_fork(const char *what, uint32_t thread, uint32_t n, const vt_fork *f)
 {
 	fprintf(stderr, "skel: %s: thread %u forked %u child process%s (the first, pid %u, "
-		"after its word %" PRIu64 "): what a child does is not traced\n", what, thread,
-		n, n == 1 ? "" : "es", f->pid, f->word);
+		"after its word %" PRIu64 "): skel run traces the first process only, what a "
+		"child does is not traced (skel record, then skel replay --pid PID, traces "
+		"it)\n", what, thread, n, n == 1 ? "" : "es", f->pid, f->word);
 }
 
 /* true: the run ended in exec (no END chunk is expected) */
-static bool report_exec(const char *what, const vt_exec *e)
+static void report_spawns(const char *what, uint32_t n, const vt_exec *first)
+{
+	if (n)
+		fprintf(stderr, "skel: %s: the program started %u other program%s (posix_spawn, "
+			"system, popen; the first: %s): not traced, glibc's child runs none of the "
+			"program's code before it execs\n", what, n, n == 1 ? "" : "s", first->path);
+}
+
+/* `root` and p (NULL online): where the new image's trace is, if that
+ * image recorded (the same program: formats.md, VT_PROCESS). */
+static bool report_exec(const char *what, const vt_exec *e, const char *root,
+			const vt_process *p)
 {
 	if (e->stage != VT_EXEC_CALLED)
 		return false;
-	fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
-		"this trace: what that image did is not traced\n", what, e->path);
+	char next[PATH_MAX] = "";
+	if (p && p->pid)
+		image_path(next, root, p->pid, VT_PROC_IMAGE(p->flags) + 1);
+	if (next[0] && access(next, R_OK) == 0)
+		fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
+			"this trace: the new image's trace is in %s (skel replay SKEL %s)\n", what,
+			e->path, next, next);
+	else
+		fprintf(stderr, "skel: %s: the program replaced itself by exec of %s at the end of "
+			"this trace: what that image did is not traced\n", what, e->path);
 	return true;
+}
+
+static void seg_queue(stream *s, seg *g)
+{
+	if (!s->cur)
+		s->cur = g;
+	else if (s->qt)
+		s->qt = s->qt->next = g;
+	else
+		s->qh = s->qt = g;
+}
+
+/* The stream's words, `limit` at most: one segment per run (at least
+ * one, empty). */
+static void stream_runs(stream *s, const struct vt_run *runs, size_t n, uint64_t limit)
+{
+	for (size_t r = 0; r < n || r == 0; r++) {
+		seg *g = calloc(1, sizeof *g);
+		if (!g) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			exit(2);
+		}
+		if (r < n && limit) {
+			g->w = runs[r].w;
+			g->n = runs[r].n < limit ? runs[r].n : limit;
+			limit -= g->n;
+		}
+		seg_queue(s, g);
+	}
+}
+
+/* ---------------------------------------------------- forked children */
+
+/* A forked child's file is its parent's name and ".PID" (formats.md);
+ * the first process recorded writes VALUES itself. */
+#define FORK_DEPTH 32
+
+typedef struct pfile {
+	char path[PATH_MAX];
+	vtrace vt;
+	vt_streams st;
+	bool open;
+} pfile;
+
+/* The parents' words a child's thread 0 starts from: the forking
+ * thread's stream in each ancestor up to the fork, the first process's
+ * first. */
+typedef struct prefix {
+	pfile f[FORK_DEPTH];
+	size_t nf;
+	const vt_stream *part[FORK_DEPTH];	/* root first */
+	uint64_t words[FORK_DEPTH];
+	size_t np;
+	uint64_t total;
+} prefix;
+
+static int pfile_open(pfile *f, const char *path)
+{
+	char err[FMT_ERR_LEN];
+	snprintf(f->path, sizeof f->path, "%s", path);
+	if (vtrace_open(&f->vt, path, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", path, err);
+		return -1;
+	}
+	f->open = true;
+	if (header_matches(&f->vt.header, path) < 0)
+		return -1;
+	vtrace_streams_ref(&f->vt, &f->st);
+	if (f->st.error[0] && !salvage) {
+		fprintf(stderr, "skel: %s: %s: a parent's file is damaged or cut before the "
+			"fork; nothing was replayed\n", path, f->st.error);
+		return -1;
+	}
+	return 0;
+}
+
+static void pfile_close(pfile *f)
+{
+	if (!f->open)
+		return;
+	vtrace_streams_free(&f->st);
+	vtrace_close(&f->vt);
+	f->open = false;
+}
+
+static void prefix_free(prefix *p)
+{
+	for (size_t i = 0; i < p->nf; i++)
+		pfile_close(&p->f[i]);
+}
+
+static bool fork_recorded(const vt_streams *st, const vt_process *c)
+{
+	for (size_t i = 0; i < st->nforks; i++)	/* pid 0: forked inside libc */
+		if ((st->forks[i].f.pid == c->pid || !st->forks[i].f.pid) &&
+		    st->forks[i].thread == c->thread && st->forks[i].f.word == c->word)
+			return true;
+	return false;
+}
+
+/* From the child's PROCESS chunk up through its ancestors' files (the
+ * first process's is `root`, pid root_pid): 0, or -1 after saying why. */
+static int prefix_load(prefix *p, const char *root, uint32_t root_pid, vt_process c)
+{
+	while (c.flags & VT_PROC_FORKED) {
+		if (p->nf == FORK_DEPTH) {
+			fprintf(stderr, "skel: %s: more than %d forks deep\n", root, FORK_DEPTH);
+			return -1;
+		}
+		pfile *f = &p->f[p->nf++];
+		char path[PATH_MAX];
+		if (c.flags & VT_PROC_PARENT_EXECED)
+			image_path(path, root, c.parent, VT_PROC_IMAGE(c.flags));
+		else if (c.parent == root_pid)
+			snprintf(path, sizeof path, "%s", root);
+		else
+			child_path(path, root, c.parent);
+		if (pfile_open(f, path) < 0)
+			return -1;
+		const vt_stream *vs = vtrace_stream(&f->st, c.thread);
+		if (!fork_recorded(&f->st, &c) || !vs || vs->nvalues < c.word) {
+			fprintf(stderr, "skel: %s: the fork of process %u (thread %u, after its word %"
+				PRIu64 ") is not in its parent's file %s (cut before the fork?): "
+				"nothing was replayed\n", root, c.pid, c.thread, c.word, path);
+			return -1;
+		}
+		memmove(p->part + 1, p->part, p->np * sizeof *p->part);
+		memmove(p->words + 1, p->words, p->np * sizeof *p->words);
+		p->part[0] = vs;
+		p->words[0] = c.word;
+		p->np++;
+		p->total += c.word;
+		if (c.thread != 0)	/* a thread born in the parent */
+			break;
+		c = f->st.process;
+	}
+	return 0;
+}
+
+/* Thread 0 of a child: the parents' words up to the fork come first,
+ * replayed without output (fork_passed). */
+static void stream_prefix(stream *s, const prefix *p)
+{
+	for (size_t i = 0; i < p->np; i++)
+		stream_runs(s, p->part[i]->runs, p->part[i]->nruns, p->words[i]);
+	if (!p->total)
+		return;
+	s->quiet = p->total;
+	s->count_only = s->t.count_only;
+	s->t.count_only = 1;
+}
+
+/* A replay without --pid: the children the process forked, and how to
+ * replay each (their files), or that one was not recorded. */
+static void report_forks(const char *values, const vt_streams *st, bool quiet)
+{
+	for (size_t i = 0; i < st->nforks; i++) {
+		const struct vt_fork_at *x = &st->forks[i];
+		char path[PATH_MAX];
+		uint32_t pid = x->f.pid ? x->f.pid
+				       : vt_find_child(values, st->process.pid, x->thread, x->f.word);
+		child_path(path, values, pid);
+		bool there = pid && access(path, R_OK) == 0;
+		if (there && !quiet)
+			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
+				": its trace is in %s (skel replay SKEL %s --pid %u)\n", values,
+				x->thread, pid, x->f.word, path, values, pid);
+		else if (!there && pid)
+			fprintf(stderr, "skel: %s: thread %u forked process %u after its word %" PRIu64
+				": %s is missing, what that process did is not traced\n", values,
+				x->thread, pid, x->f.word, path);
+		else if (!there)
+			fprintf(stderr, "skel: %s: thread %u forked a process inside libc (daemon, "
+				"forkpty) after its word %" PRIu64 ": no file of this run names it as "
+				"its child, what that process did is not traced\n", values,
+				x->thread, x->f.word);
+	}
+}
+
+static uint32_t replay_pid;     /* --pid: the forked child to replay */
+
+static bool libs_covered(const vt_objects *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if ((o->v[i].flags & VT_OBJ_COVERED) && o->v[i].index)
+			return true;
+	return false;
+}
+
+/* The prefix of the child whose streams are st (root: the first
+ * process's file), or NULL after saying why. */
+static prefix *child_prefix(const char *root, const vt_streams *st)
+{
+	if (!(st->process.flags & VT_PROC_FORKED) || st->process.pid != replay_pid) {
+		fprintf(stderr, "skel: %s.%u: not the file of a forked child\n", root, replay_pid);
+		return NULL;
+	}
+	prefix *p = calloc(1, sizeof *p);
+	pfile rf = { 0 };
+	if (!p || pfile_open(&rf, root) < 0) {
+		pfile_close(&rf);
+		free(p);
+		return NULL;
+	}
+	uint32_t root_pid = rf.st.process.pid;
+	pfile_close(&rf);
+	if (prefix_load(p, root, root_pid, st->process) < 0) {
+		prefix_free(p);
+		free(p);
+		return NULL;
+	}
+	return p;
 }
 
 static int replay_file(const char *values, FILE *out, bool quiet)
 {
-	char err[FMT_ERR_LEN];
+	char err[FMT_ERR_LEN], cpath[PATH_MAX];
 	vtrace vt;
+	prefix *pre = NULL;
+	const char *root = values;
+	if (replay_pid) {
+		child_path(cpath, values, replay_pid);
+		if (access(cpath, R_OK) != 0) {
+			fprintf(stderr, "skel: %s: no value file for process %u (%s): it was not "
+				"forked by the recorded program, or it did not record\n", values,
+				replay_pid, cpath);
+			return 2;
+		}
+		values = cpath;
+	}
 	if (vtrace_open(&vt, values, err) < 0) {
 		fprintf(stderr, "skel: %s: %s\n", values, err);
 		return 2;
@@ -1692,7 +1991,25 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 4;
 	}
-	if (modules_bind(st.objects.v, st.objects.n, values) < 0) {
+	char rootbuf[PATH_MAX];
+	if (!replay_pid) {	/* a child's or exec'd image's file given */
+		root_of(rootbuf, values, &st.process);
+		root = rootbuf;
+	}
+	if (replay_pid && (pre = child_prefix(root, &st)) == NULL) {
+		vtrace_streams_free(&st);
+		vtrace_close(&vt);
+		return 2;
+	}
+	if (pre && pre->nf && libs_covered(&pre->f[pre->nf - 1].st.objects))
+		fprintf(stderr, "skel: %s: process %u: in a whole-process recording the child's "
+			"trace begins in libc's fork() before its system call: the accesses libc "
+			"makes between the pthread_atfork handlers and the system call are in "
+			"the child's trace as well as in the parent's\n", values, replay_pid);
+	/* a child's objects are its first ancestor's, and those it mapped */
+	if ((pre && pre->nf && modules_bind(pre->f[pre->nf - 1].st.objects.v,
+					    pre->f[pre->nf - 1].st.objects.n, root) < 0) ||
+	    modules_bind(st.objects.v, st.objects.n, values) < 0) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
 		return 2;
@@ -1716,23 +2033,9 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
 		s->t.crash_pc = crash_pc_in(s, &mods[0]);
-		for (size_t r = 0; r < vs->nruns || r == 0; r++) {
-			seg *g = calloc(1, sizeof *g);
-			if (!g) {
-				fprintf(stderr, "skel: replay: out of memory\n");
-				exit(2);
-			}
-			if (r < vs->nruns) {
-				g->w = vs->runs[r].w;
-				g->n = vs->runs[r].n;
-			}
-			if (!s->cur)
-				s->cur = g;
-			else if (s->qt)
-				s->qt = s->qt->next = g;
-			else
-				s->qh = s->qt = g;
-		}
+		if (vs->thread == 0 && pre)
+			stream_prefix(s, pre);
+		stream_runs(s, vs->runs, vs->nruns, UINT64_MAX);
 		s->t.w = s->t.begin = s->seg_w = s->cur->w;
 		s->t.end = s->cur->w + s->cur->n;
 		fflush(out);
@@ -1756,7 +2059,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			"length is damaged" : "--salvage");
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(values, &st.exec) && !st.complete && crashed) {
+	} else if (!report_exec(values, &st.exec, root, &st.process) && !st.complete &&
+		   crashed) {
 		if (!quiet)
 			fprintf(stderr, "skel: %s: the recorded run did not exit cleanly (crash); "
 				"the trace of what it did was replayed\n", values);
@@ -1775,8 +2079,12 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 		if (st.s[k].signalled)
 			rc = report_signal(values, st.s[k].thread, &st.s[k].sig);
-		if (st.s[k].forks)
-			report_fork(values, st.s[k].thread, st.s[k].forks, &st.s[k].fork);
+	}
+	report_forks(root, &st, quiet);
+	report_spawns(values, st.nspawns, &st.spawn);
+	if (pre) {
+		prefix_free(pre);
+		free(pre);
 	}
 	vtrace_streams_free(&st);
 	vtrace_close(&vt);
@@ -1899,7 +2207,8 @@ static int replay_fd(FILE *out, bool quiet)
 	uint64_t bias = h.image_base;
 	streams v = { 0 };
 	bool complete = false;
-	vt_exec exec = { 0 };
+	vt_exec exec = { 0 }, spawn = { 0 };
+	uint32_t nspawns = 0;
 	begin_output(out);
 	fflush(out);
 	for (;;) {
@@ -1939,8 +2248,13 @@ static int replay_fd(FILE *out, bool quiet)
 		if (vt_chunk_global(c.type)) {
 			complete |= c.type == VT_END;
 			if (c.type == VT_EXEC) {
-				memcpy(&exec, p, sizeof exec);
-				exec.path[sizeof exec.path - 1] = 0;
+				vt_exec e;
+				memcpy(&e, p, sizeof e);
+				e.path[sizeof e.path - 1] = 0;
+				if (e.stage != VT_EXEC_SPAWNED)
+					exec = e;
+				else if (!nspawns++)
+					spawn = e;
 			}
 			/* before any word of those objects: the skeletons'
 			 * threads see them bound (the queue's mutex orders) */
@@ -2072,7 +2386,7 @@ static int replay_fd(FILE *out, bool quiet)
 		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", what, err);
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(what, &exec) && !complete && !quiet) {
+	} else if (!report_exec(what, &exec, NULL, NULL) && !complete && !quiet) {
 		fprintf(stderr, "skel: %s: the run did not exit cleanly (crash or kill); "
 			"the trace of what it did was replayed\n", what);
 	}
@@ -2086,6 +2400,7 @@ static int replay_fd(FILE *out, bool quiet)
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}
+	report_spawns(what, nspawns, &spawn);
 	for (size_t i = 0; i < v.n; i++)
 		stream_free(v.a[i]);
 	free(v.a);
@@ -2162,6 +2477,8 @@ int main(int argc, char **argv)
 			quiet = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			replay_pid = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats"))
 			stats = true;
 		else if (!strcmp(argv[i], "--symbolize"))
@@ -2222,6 +2539,10 @@ int main(int argc, char **argv)
 		report_setup(&(rep_config){ roi_names, nroi, roi_markers, csv_dir, heat_out });
 	}
 	track_heap = symbolize || reporting;
+	if (replay_pid && (track_heap || online)) {
+		fprintf(stderr, "skel: replay: --pid: not with --symbolize, --report or online\n");
+		return 2;
+	}
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];
 	bool reuse = sim_kind && !strcmp(sim_kind, "reuse");

@@ -13,6 +13,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -148,6 +150,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_exec);
 	case VT_FORK:
 		return h->payload_bytes == sizeof(vt_fork);
+	case VT_PROCESS:
+		return h->payload_bytes == sizeof(vt_process);
 	case VT_HEAP:
 		return h->payload_bytes % sizeof(vt_heap_event) == 0;
 	case VT_TIME:
@@ -460,6 +464,17 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index)
 	return NULL;
 }
 
+static int vt_fork_add(vt_streams *s, uint32_t thread, const uint8_t *payload)
+{
+	struct vt_fork_at *v = realloc(s->forks, (s->nforks + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	s->forks = v;
+	v[s->nforks].thread = thread;
+	memcpy(&v[s->nforks++].f, payload, sizeof v->f);
+	return 0;
+}
+
 static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN])
 {
 	vt_streams *s = rd->s;
@@ -473,13 +488,22 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 		return 0;
 	}
 	if (c->h.type == VT_EXEC) {
-		memcpy(&s->exec, c->payload, sizeof s->exec);
-		s->exec.path[sizeof s->exec.path - 1] = 0;
+		vt_exec e;
+		memcpy(&e, c->payload, sizeof e);
+		e.path[sizeof e.path - 1] = 0;
+		if (e.stage != VT_EXEC_SPAWNED)
+			s->exec = e;
+		else if (!s->nspawns++)
+			s->spawn = e;
 		return 0;
 	}
 	if (c->h.type == VT_OBJECTS)
 		return vt_objects_add(&s->objects, c->payload, n) ?
 			vt_fail(err, "out of memory") : 0;
+	if (c->h.type == VT_PROCESS) {
+		memcpy(&s->process, c->payload, sizeof s->process);
+		return 0;
+	}
 	vt_stream *st = vt_stream_get(rd, c->h.thread);
 	if (!st)
 		return vt_fail(err, "out of memory");
@@ -500,6 +524,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_FORK) {
 		if (!st->forks++)
 			memcpy(&st->fork, c->payload, sizeof st->fork);
+		if (vt_fork_add(s, c->h.thread, c->payload))
+			return vt_fail(err, "out of memory");
 	} else if (c->h.type == VT_HEAP) {
 		if (vt_heap_add(st, c->payload, n))
 			return vt_fail(err, "out of memory");
@@ -567,5 +593,50 @@ void vtrace_streams_free(vt_streams *s)
 	free(s->s);
 	free(s->map);
 	free(s->objects.v);
+	free(s->forks);
 	memset(s, 0, sizeof *s);
+}
+
+/* The PROCESS chunk of the file at path (pid 0: none, or unreadable). */
+static vt_process vt_process_of(const char *path)
+{
+	vt_process p = { 0 };
+	vtrace t;
+	char err[FMT_ERR_LEN];
+	vt_chunk c;
+	if (vtrace_open(&t, path, err))
+		return p;
+	while (vtrace_next(&t, &c, err) == 1)
+		if (c.h.type == VT_PROCESS) {
+			memcpy(&p, c.payload, sizeof p);
+			break;
+		}
+	vtrace_close(&t);
+	return p;
+}
+
+uint32_t vt_find_child(const char *root, uint32_t parent, uint32_t thread, uint64_t word)
+{
+	char dir[4096], path[8192];
+	const char *slash = strrchr(root, '/');
+	const char *base = slash ? slash + 1 : root;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - root) : 1, slash ? root : ".");
+	size_t bl = strlen(base);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint32_t found = 0;
+	while (d && !found && (e = readdir(d))) {
+		const char *n = e->d_name;
+		if (strncmp(n, base, bl) || n[bl] != '.' || !n[bl + 1] ||
+		    strspn(n + bl + 1, "0123456789") != strlen(n + bl + 1))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, n);
+		vt_process p = vt_process_of(path);
+		if ((p.flags & VT_PROC_FORKED) && p.parent == parent && p.thread == thread &&
+		    p.word == word)
+			found = p.pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }

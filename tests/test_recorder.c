@@ -995,8 +995,11 @@ static void test_underscore_exit_flushes(void **state)
 	run_free(&r);
 }
 
-/* The child of fork() records nothing: only the parent's words. */
-static void test_fork_child_is_not_recorded(void **state)
+/* The child of fork() records into a file of its own, VALUES.<pid>:
+ * the parent's file has the parent's words and a FORK chunk naming the
+ * child; the child's, a PROCESS chunk that says where its thread 0
+ * branched off the parent's, and the child's words. */
+static void test_fork_child_records_its_own_file(void **state)
 {
 	const char *probes[] = {
 		"loop_site loop_site loop_end after reg rbx", NULL };
@@ -1008,6 +1011,25 @@ static void test_fork_child_is_not_recorded(void **state)
 	assert_true(r.s.complete);
 	assert_int_equal(r.s.n, 1);
 	assert_words(vtrace_stream(&r.s, 0), want + 7, 7);
+	assert_int_equal(r.s.nforks, 1);
+	assert_int_equal(r.s.forks[0].thread, 0);
+	assert_int_equal(r.s.forks[0].f.word, 0);	/* forked before its loop */
+	assert_true(r.s.process.pid != 0 && !(r.s.process.flags & VT_PROC_FORKED));
+	char path[160], err[FMT_ERR_LEN];
+	snprintf(path, sizeof path, "%s/vals.%u", tdir, r.s.forks[0].f.pid);
+	vt_streams c;
+	assert_int_equal(vtrace_load_streams(path, &c, err), 0);
+	assert_string_equal(c.error, "");
+	assert_true(c.complete);
+	assert_int_equal(c.process.pid, r.s.forks[0].f.pid);
+	assert_int_equal(c.process.parent, r.s.process.pid);
+	assert_int_equal(c.process.flags & VT_PROC_FORKED, VT_PROC_FORKED);
+	assert_int_equal(c.process.word, 0);
+	assert_int_equal(c.n, 1);
+	assert_true(vtrace_stream(&c, 0)->start.flags & VT_START_FORKED);
+	assert_words(vtrace_stream(&c, 0), want, 7);
+	vtrace_streams_free(&c);
+	unlink(path);
 	free(want);
 	run_free(&r);
 }
@@ -1478,7 +1500,7 @@ int main(void)
 		cmocka_unit_test(test_threads_get_tagged_streams),
 		cmocka_unit_test(test_crash_keeps_valid_prefix),
 		cmocka_unit_test(test_underscore_exit_flushes),
-		cmocka_unit_test(test_fork_child_is_not_recorded),
+		cmocka_unit_test(test_fork_child_records_its_own_file),
 		cmocka_unit_test(test_other_binary_is_left_alone),
 		cmocka_unit_test(test_content_hash_identity),
 		cmocka_unit_test(test_patch_roundtrip_and_errors),

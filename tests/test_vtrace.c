@@ -75,6 +75,15 @@ static void expect(const uint8_t *b, size_t n, const char *what)
 		fail_msg("expected an error with '%s', got '%s'", what, e);
 }
 
+/* b, built by a test, read without an error */
+static void read_whole(const uint8_t *b, size_t n, vtrace *t, vt_streams *s)
+{
+	char err[FMT_ERR_LEN];
+	assert_int_equal(vtrace_open_mem(t, b, n, err), 0);
+	vtrace_streams_from(t, s);
+	assert_string_equal(s->error, "");
+}
+
 static void test_intact_file_reads_back(void **state)
 {
 	(void)state;
@@ -172,6 +181,47 @@ static void test_time_stamps_read_back(void **state)
 	       "type 12 with 32 bytes of payload");
 }
 
+/* A forked child's file: its PROCESS chunk and every FORK chunk of a
+ * parent (with its thread) read back, SPAWNED execs apart from the exec
+ * that ends a run; a PROCESS payload of another size is refused. */
+static void test_process_and_forks_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[4096];
+	size_t at = vt_put_header(b);
+	vt_process p = { 42, 41, 17, 1, VT_PROC_FORKED | 3u << 16 };
+	at = vt_put_chunk(b, at, VT_PROCESS, 0, 0, &p, sizeof p);
+	at = vt_put_start(b, at, 0);
+	at = vt_put_start(b, at, 1);
+	vt_fork f1 = { 3, 50, 0 }, f2 = { 9, 51, 0 };
+	at = vt_put_chunk(b, at, VT_FORK, 1, 0, &f1, sizeof f1);
+	at = vt_put_chunk(b, at, VT_FORK, 0, 0, &f2, sizeof f2);
+	vt_exec sp = { .stage = VT_EXEC_SPAWNED, .path = "/bin/sh -c true" };
+	vt_exec ex = { .stage = VT_EXEC_CALLED, .path = "/bin/echo" };
+	at = vt_put_chunk(b, at, VT_EXEC, 0, 0, &sp, sizeof sp);
+	at = vt_put_chunk(b, at, VT_EXEC, 0, 0, &ex, sizeof ex);
+	at = vt_put_chunk(b, at, VT_EXEC, 0, 0, &sp, sizeof sp);
+	size_t whole = at;
+	vtrace t;
+	vt_streams s;
+	read_whole(b, whole, &t, &s);
+	assert_memory_equal(&s.process, &p, sizeof p);
+	assert_int_equal(VT_PROC_IMAGE(s.process.flags), 3);
+	assert_int_equal(s.nforks, 2);
+	assert_int_equal(s.forks[0].thread, 1);
+	assert_memory_equal(&s.forks[0].f, &f1, sizeof f1);
+	assert_int_equal(s.forks[1].thread, 0);
+	assert_memory_equal(&s.forks[1].f, &f2, sizeof f2);
+	assert_int_equal(s.exec.stage, VT_EXEC_CALLED);
+	assert_string_equal(s.exec.path, "/bin/echo");
+	assert_int_equal(s.nspawns, 2);
+	assert_string_equal(s.spawn.path, "/bin/sh -c true");
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	at = vt_put_chunk(b, whole, VT_PROCESS, 0, 0, &p, 16);
+	expect(b, at, "type 13 with 16 bytes of payload");
+}
+
 /* One bit of a value word, of a thread id, of the header's image_base */
 static void test_changed_bits_are_refused(void **state)
 {
@@ -258,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_older_version_refused),
 		cmocka_unit_test(test_heap_events_read_back),
 		cmocka_unit_test(test_time_stamps_read_back),
+		cmocka_unit_test(test_process_and_forks_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Processes (issue 13 item 3), tests/fork.c at -O0 and -O2: a forked child
+# records its own value file (VALUES.<pid>) and `skel check` compares every
+# process, children and grandchildren, with its own lackey log; output and
+# exit status as native under skel record and skel run; vfork, clone, exec
+# after fork, the program's exec of itself (VALUES.<pid>.exec<n>) are
+# followed, system() and popen() named.  A child's file that is
+# missing or cut is said, by name.
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache"
+fails=0
+bad() { echo "FAIL: fork: $*"; fails=$((fails+1)); }
+# CASE IMAGES: the process images (forked children, images the program's
+# exec of itself started) skel check must have compared besides the
+# program's own, and as many value files beside its own (none checked
+# would test nothing)
+cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3"
+for o in O0 O2; do
+	b="$tmp/fork-$o"
+	${CC:-gcc} -$o -pthread -o "$b" tests/fork.c || { bad "cannot build tests/fork.c -$o"; continue; }
+	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
+	for cn in $cases; do
+		c=${cn%:*} n=${cn#*:}
+		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+		rm -f "$tmp/v" "$tmp"/v.*
+		./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
+		[ $rst -eq $nst ] || bad "$c -$o: skel record exited $rst, native $nst"
+		cmp -s "$tmp/rec.out" "$tmp/native.out" || bad "$c -$o: output differs under skel record"
+		nv=$(ls "$tmp"/v.* 2>/dev/null | wc -l)
+		[ "$nv" -eq "$n" ] || bad "$c -$o: $nv value files beside the program's, expected $n"
+		./skel run "$b.c" --format count -o /dev/null -- "$b" $c >"$tmp/run.out" 2>"$tmp/run.err"
+		[ $? -eq $nst ] || bad "$c -$o: skel run exit status differs from native ($nst)"
+		cmp -s "$tmp/run.out" "$tmp/native.out" || bad "$c -$o: output differs under skel run"
+		[ "$n" -eq 0 ] || grep -q "skel run traces the first process only\|what that image did is not traced" "$tmp/run.err" ||
+			bad "$c -$o: skel run did not say the children are not traced: $(cat "$tmp/run.err")"
+		if ./skel check "$b.c" -- "$b" $c >/dev/null 2>"$tmp/check.err"; then
+			k=$(grep -c '^check: process [0-9]* (' "$tmp/check.err")
+			[ "$k" -eq "$n" ] || bad "$c -$o: skel check compared $k other process images, expected $n"
+			echo "fork $c -$o: $(grep '^check: [0-9]' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')"
+		else
+			bad "$c -$o: skel check: $(grep -v 'its trace is in' "$tmp/check.err" | tail -8)"
+		fi
+	done
+done
+# system() and popen(): named, never silent
+b="$tmp/fork-O2"
+./skel record "$b.c" -o "$tmp/v" -- "$b" system >/dev/null 2>&1
+./skel replay "$b.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/rep.err" ||
+	bad "system: replay failed: $(cat "$tmp/rep.err")"
+grep -q "started 2 other programs.*the first: /bin/sh -c echo from system" "$tmp/rep.err" ||
+	bad "system: the replay does not name the spawned shells: $(cat "$tmp/rep.err")"
+# a child's file: replayed by --pid; missing or cut, said by name
+rm -f "$tmp/v" "$tmp"/v.*
+./skel record "$b.c" -o "$tmp/v" -- "$b" basic >/dev/null 2>&1
+cf=$(ls "$tmp"/v.*)
+pid=${cf##*.}
+./skel replay "$b.c" "$tmp/v" --pid "$pid" -o /dev/null 2>"$tmp/rep.err" ||
+	bad "replay --pid $pid: $(cat "$tmp/rep.err")"
+./skel replay "$b.c" "$tmp/v" -o /dev/null 2>"$tmp/rep.err"
+grep -q "forked process $pid .*its trace is in $cf (skel replay SKEL $tmp/v --pid $pid)" "$tmp/rep.err" ||
+	bad "the parent's replay does not name the child's file: $(cat "$tmp/rep.err")"
+size=$(wc -c <"$cf")
+head -c $((size - 20)) "$cf" >"$tmp/cut" && mv "$tmp/cut" "$cf"
+./skel replay "$b.c" "$tmp/v" --pid "$pid" --format count -o /dev/null 2>"$tmp/rep.err"; st=$?
+[ $st -eq 4 ] || bad "a cut child file: replay --pid exited $st, expected 4"
+grep -q "$cf: truncated chunk" "$tmp/rep.err" || bad "a cut child file is not named: $(cat "$tmp/rep.err")"
+rm -f "$cf"
+./skel replay "$b.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/rep.err"
+grep -q "forked process $pid .*$cf is missing" "$tmp/rep.err" ||
+	bad "a missing child file is not named: $(cat "$tmp/rep.err")"
+./skel replay "$b.c" "$tmp/v" --pid "$pid" --format count -o /dev/null 2>"$tmp/rep.err"; st=$?
+[ $st -eq 2 ] && grep -q "no value file for process $pid" "$tmp/rep.err" ||
+	bad "replay --pid of a missing file: status $st: $(cat "$tmp/rep.err")"
+[ $fails -eq 0 ] && echo "fork: all passed"
+[ $fails -eq 0 ]
