@@ -57,6 +57,9 @@ extern const sk_scope sk_scopes[] __attribute__((weak));
 extern const unsigned sk_nscopes __attribute__((weak));
 extern const sk_pc_scope sk_pc_scopes[] __attribute__((weak));
 extern const unsigned sk_npc_scopes __attribute__((weak));
+/* weak: only an approximate skeleton (skel gen --omega) has them */
+extern const double sk_omega __attribute__((weak));
+extern const unsigned long long sk_chunk __attribute__((weak));
 /* weak: a skeleton from before instruction fetches has none */
 extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
 extern const unsigned sk_nfetch_blocks __attribute__((weak));
@@ -636,6 +639,27 @@ static char *w_sim(stream *s, char *p, uint64_t pc, int kind, unsigned size, uin
 typedef char *(*writer_fn)(stream *, char *, uint64_t, int, unsigned, uint64_t);
 static writer_fn writer = w_text;
 
+/* An approximate trace (docs/bid.md): text and csv lines end with the
+ * access's mark, after what the format's own writer put. */
+static writer_fn marked_writer;
+
+static char *w_marked(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	static const char *const marks[] = { "exact", "attr", "absent" };
+	const char *m = marks[s->t.mark >= 0 && s->t.mark <= SK_ABSENT ? s->t.mark : 0];
+	p = marked_writer(s, p, pc, kind, size, addr) - 1;
+	*p++ = format == F_CSV ? ',' : ' ';
+	size_t n = strlen(m);
+	memcpy(p, m, n);
+	p[n] = '\n';
+	return p + n + 1;
+}
+
+static bool approximate(void)
+{
+	return &sk_omega && sk_omega < 1;
+}
+
 static void lines_pages_add(hset *lines, hset *pages, unsigned size, uint64_t addr)
 {
 	uint64_t last = addr + (size ? size - 1 : 0);
@@ -778,7 +802,10 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 	stream *s = t->sink;
 	if (s->fleft)
 		fetch_upto(s, pc);
-	if (stats)
+	/* an absent access has no address: only text and csv say it */
+	if (t->mark == SK_ABSENT && writer != w_marked)
+		return;
+	if (stats && t->mark != SK_ABSENT)
 		stats_add(s, pc, kind, size, addr);
 	sink_put(s, pc, kind, size, addr);
 }
@@ -1494,8 +1521,13 @@ static void report_total(FILE *f, totals *tot)
 
 static void begin_output(FILE *f)
 {
+	bool marks = approximate() && (format == F_TEXT || format == F_CSV);
 	if (format == F_CSV)
-		fputs(symbolize ? "thread,pc,kind,size,addr,object\n" : "thread,pc,kind,size,addr\n", f);
+		fprintf(f, "thread,pc,kind,size,addr%s%s\n", symbolize ? ",object" : "",
+			marks ? ",mark" : "");
+	else if (marks)
+		fprintf(f, "# approximate: omega %g chunk %llu\n", sk_omega,
+			&sk_chunk ? sk_chunk : 0);
 }
 
 /* ------------------------------------------------------------ offline */
@@ -2104,6 +2136,10 @@ int main(int argc, char **argv)
 	}
 	if (symbolize)
 		writer = format == F_TEXT ? w_text_sym : w_csv_sym;
+	if (approximate() && (format == F_TEXT || format == F_CSV)) {
+		marked_writer = writer;
+		writer = w_marked;
+	}
 	track_heap = symbolize;
 	static sim the_sim;
 	char serr[SIM_ERR_LEN];

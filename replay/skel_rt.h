@@ -60,6 +60,9 @@ struct sk_thread {
 	uint32_t roi_depth;         /* frames of --roi routines active */
 	uint32_t roi_marks;         /* skel_roi_begin calls not ended */
 	struct sk_resume *resume;   /* innermost live setjmp (SK_SETJMP) */
+	/* last, for the same reason: the approximate mode's mark of the
+	 * access being emitted (SK_EXACT, SK_ATTRIBUTED, SK_ABSENT) */
+	int mark;
 };
 
 /* setjmp and longjmp.  The return address of a call to setjmp is a
@@ -371,5 +374,13 @@ typedef struct sk_pc_scope {
 /* an indirect jump's destination at link-time pc: recorded less the pc */
 #define TARGET(pc) ((pc) + sk_small(t))
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
+/* The approximate mode (skel gen --omega, docs/bid.md): an access traced
+ * at its fulcrum's address (the paper's AIA attribution), and one whose
+ * address is not known (absent: counted, its address 0 and ignored). */
+enum { SK_EXACT, SK_ATTRIBUTED, SK_ABSENT };
+#define OUT_ATTR(pc, kind, size, addr) \
+	(t->mark = SK_ATTRIBUTED, OUT(pc, kind, size, addr), t->mark = SK_EXACT)
+#define OUT_ABSENT(pc, kind, size, addr) \
+	(t->mark = SK_ABSENT, OUT(pc, kind, size, addr), t->mark = SK_EXACT)
 
 #endif
