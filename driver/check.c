@@ -161,6 +161,7 @@ static bool valgrind_locked_artifact(const binary *b, uint64_t pc)
 }
 
 static size_t locked_extra;	/* lackey's extra loads of locked instructions */
+static accuracy *fetches_to;	/* --accuracy: counts the executions of blocks */
 
 static bool and_zero_elided(const acc *a)
 {
@@ -211,6 +212,8 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 			}
 			if (mode == 1 && valgrind_bt_artifact(&o->b, pc - o->bias))
 				mode = 0;
+			if (mode == 1 && !call_jmp && fetches_to && o == &objs[0])
+				accuracy_fetch(fetches_to, pc);
 			po = o;
 			continue;
 		}
@@ -452,6 +455,32 @@ static void remove_children_logs(const char *dir)
 		closedir(d);
 }
 
+/* --chunk, else the approximate skeleton's own, else a cache line */
+static uint64_t chunk_of(const char *skel, uint64_t given)
+{
+	if (given)
+		return given;
+	size_t len;
+	char *text = read_text(skel, &len);
+	const char *p = text ? strstr(text, "\nconst unsigned long long sk_chunk = ") : NULL;
+	uint64_t c = p ? strtoull(p + strlen("\nconst unsigned long long sk_chunk = "), NULL, 0) : 0;
+	free(text);
+	return c ? c : 64;
+}
+
+/* The oracle against the replayed trace at chunk granularity, the
+ * paper's MA and AIA (accuracy.c).  0, or 1 when the trace is wrong. */
+static int check_accuracy(accuracy *x, const acc_vec *oracle, const char *trace, bool stats)
+{
+	for (size_t i = 0; i < oracle->n; i++)
+		accuracy_oracle(x, oracle->a[i].pc, oracle->a[i].addr);
+	if (accuracy_replayed(x, trace) < 0) {
+		fprintf(stderr, "skel check: cannot read %s\n", trace);
+		return 1;
+	}
+	return accuracy_print(x, stats);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	int n = argc;
@@ -463,10 +492,20 @@ int cmd_check(int argc, char **argv)
 			app = i + 1 < argc ? argv + i + 1 : NULL;
 			break;
 		}
-	bool whole = false;
+	bool whole = false, accuracy_mode = false, stats = false;
+	const char *omega = NULL, *chunk_arg = NULL;
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(argv[i], "--whole-process")) {
 			whole = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--accuracy") || !strcmp(argv[i], "--stats")) {
+			*(argv[i][2] == 'a' ? &accuracy_mode : &stats) = true;
+			continue;
+		}
+		if ((!strcmp(argv[i], "--omega") || !strcmp(argv[i], "--chunk")) && i + 1 < n) {
+			*(argv[i][2] == 'o' ? &omega : &chunk_arg) = argv[i + 1];
+			i++;
 			continue;
 		}
 		if (argv[i][0] == '-') {
@@ -476,8 +515,20 @@ int cmd_check(int argc, char **argv)
 		skel = argv[i];
 	}
 	if (!app) {
-		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [SKEL] -- APP [ARGS...]\n");
+		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [--accuracy "
+			"[--stats] [--omega W] [--chunk C]] [SKEL] -- APP [ARGS...]\n");
 		return 2;
+	}
+	if ((stats || omega || chunk_arg) && !accuracy_mode)
+		return skel_usage_error("check: --stats, --omega and --chunk go with --accuracy");
+	if (omega && skel)
+		return skel_usage_error("check: --omega makes the skeleton: not with SKEL");
+	uint64_t chunk = 0;
+	if (chunk_arg) {
+		char *end;
+		chunk = strtoull(chunk_arg, &end, 0);
+		if (*end || !chunk || (chunk & (chunk - 1)))
+			return skel_usage_error("check: --chunk takes a power of two (bytes), not 0");
 	}
 	char app_path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path))
@@ -516,8 +567,15 @@ int cmd_check(int argc, char **argv)
 		char self[PATH_MAX];
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
-		char *gav[] = { self, "gen", app_path, "-o", gen_path,
-				whole ? "--whole-process" : NULL, NULL };
+		char *gav[12] = { self, "gen", app_path, "-o", gen_path }, **ga = gav + 5;
+		if (whole)
+			*ga++ = "--whole-process";
+		if (omega) {
+			*ga++ = "--omega";
+			*ga++ = (char *)omega;
+			*ga++ = "--chunk";
+			*ga++ = (char *)(chunk_arg ? chunk_arg : "64");
+		}
 		if (run_wait(gav, NULL) != 0)
 			goto out;
 		skel = gen_path;
@@ -571,10 +629,18 @@ int cmd_check(int argc, char **argv)
 	}
 	acc_vec oracle = {0};
 	thread_vec threads = {0};
-	if (read_lackey(log, &s, cobjs, ncobjs, &oracle) < 0 || read_replayed(trace, &threads) < 0)
+	if (accuracy_mode && !(fetches_to = accuracy_new(app_path, bias, chunk_of(skel, chunk), err))) {
+		fprintf(stderr, "skel: %s: %s\n", app_path, err);
+	} else if (read_lackey(log, &s, cobjs, ncobjs, &oracle) < 0 ||
+		   (!accuracy_mode && read_replayed(trace, &threads) < 0)) {
 		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
-	else
+	} else if (accuracy_mode) {
+		rc = check_accuracy(fetches_to, &oracle, trace, stats) || rr != 0;
+	} else {
 		rc = compare(&oracle, &threads) || rr != 0;
+	}
+	accuracy_free(fetches_to);
+	fetches_to = NULL;
 	if (ncobjs > 1)
 		name_uncovered(&s);
 	if (rr == 3)

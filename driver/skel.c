@@ -97,6 +97,14 @@ static const char usage[] =
 "                                replay, and compare access by access (exit 0 only\n"
 "                                on a full match); with a whole-process skeleton,\n"
 "                                every covered object, and the others are named\n"
+"  skel check --accuracy [--stats] [--omega W] [--chunk C] [SKEL.c] -- APP [ARGS...]\n"
+"                                the same run, an approximate skeleton's (SKEL.c, or\n"
+"                                made with --omega W --chunk C) accuracy at chunk C:\n"
+"                                MA (accesses traced exactly) and AIA (exactly or\n"
+"                                at a fulcrum's address), per block against lackey,\n"
+"                                blocks weighted by executions (docs/bid.md);\n"
+"                                --stats: per routine too.  Exit 0 unless an access\n"
+"                                marked exact is wrong or the replay failed\n"
 "\n"
 "Looking inside the analysis:\n"
 "  skel cfg APP [FUNC] [--dot]   routines, blocks, instructions and their memory\n"
@@ -301,12 +309,22 @@ static int cmd_deps(int argc, char **argv)
 	return rc;
 }
 
+/* `skel COMMAND --help` (before any `--`): the usage too */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") ||
+		    (i == 1 && !strcmp(argv[i], "help")))
+			return true;
+	return false;
+}
+
 static int command(int argc, char **argv)
 {
 	if (argc < 2)
 		return skel_usage_error("missing COMMAND");
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+	if (wants_help(argc, argv)) {
 		fputs(usage, stdout);
 		return 0;
 	}
