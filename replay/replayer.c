@@ -1443,6 +1443,11 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 		fprintf(f, "thread %u: %" PRIu64 " reads (%" PRIu64 " bytes), %" PRIu64
 			" writes (%" PRIu64 " bytes), %" PRIu64 " values\n", s->thread,
 			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->nvalues);
+	if (approximate() && (format == F_COUNT || stats))
+		fprintf(format == F_COUNT ? f : stderr, "approximate: thread %u: of %" PRIu64
+			" accesses %" PRIu64 " attributed, %" PRIu64 " absent (omega %g, chunk "
+			"%llu)\n", s->thread, t->count[0] + t->count[1], t->nmarked[0], t->nmarked[1],
+			sk_omega, &sk_chunk ? sk_chunk : 0);
 	if (stats) {
 		fprintf(stderr, "skel: stats: thread %u: %" PRIu64 " accesses, %" PRIu64
 			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "

@@ -63,6 +63,7 @@ struct sk_thread {
 	/* last, for the same reason: the approximate mode's mark of the
 	 * access being emitted (SK_EXACT, SK_ATTRIBUTED, SK_ABSENT) */
 	int mark;
+	uint64_t nmarked[2];        /* attributed, absent accesses kept */
 };
 
 /* setjmp and longjmp.  The return address of a call to setjmp is a
@@ -378,9 +379,10 @@ typedef struct sk_pc_scope {
  * at its fulcrum's address (the paper's AIA attribution), and one whose
  * address is not known (absent: counted, its address 0 and ignored). */
 enum { SK_EXACT, SK_ATTRIBUTED, SK_ABSENT };
-#define OUT_ATTR(pc, kind, size, addr) \
-	(t->mark = SK_ATTRIBUTED, OUT(pc, kind, size, addr), t->mark = SK_EXACT)
-#define OUT_ABSENT(pc, kind, size, addr) \
-	(t->mark = SK_ABSENT, OUT(pc, kind, size, addr), t->mark = SK_EXACT)
+#define OUT_MARKED(m, pc, kind, size, addr) \
+	(t->mark = (m), OUT(pc, kind, size, addr), t->nmarked[(m) - 1] += t->roi_on != 0, \
+	 t->mark = SK_EXACT)
+#define OUT_ATTR(pc, kind, size, addr) OUT_MARKED(SK_ATTRIBUTED, pc, kind, size, addr)
+#define OUT_ABSENT(pc, kind, size, addr) OUT_MARKED(SK_ABSENT, pc, kind, size, addr)
 
 #endif

@@ -88,6 +88,10 @@ awk '$5 == "absent" { print $1 }' "$tmp/t25" | sort | uniq -c >"$tmp/absent"
 grep -q "^ *4590 [0-9a-f]*$(echo "$xpc" | sed 's/.*\(...\)$/\1/')\$" "$tmp/absent" ||
 	bad "absent accesses: $(cat "$tmp/absent"), expected 4590 at x[col[k]] (0x$xpc)"
 grep -q ' attr$' "$tmp/t25" && bad "csr: attributed accesses, none expected"
+nabs=$(grep -c ' absent$' "$tmp/t25")
+./skel replay "$tmp/a25.c" "$tmp/v25" --format count >"$tmp/count" 2>&1
+grep -q "^approximate: thread 0: of [0-9]* accesses 0 attributed, $nabs absent" "$tmp/count" ||
+	bad "the count sink does not say the $nabs absent accesses: $(cat "$tmp/count")"
 v1=$(values "$tmp/exact.c" "$tmp/v1"); v25=$(values "$tmp/a25.c" "$tmp/v25")
 echo "bid: csr -O2: recorded values $v1 at W = 1, $v25 at W = 0.25"
 [ -n "$v25" ] && [ "$v25" -lt "$v1" ] || bad "W=0.25 records $v25 values, W=1 $v1"
