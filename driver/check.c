@@ -455,16 +455,23 @@ static void remove_children_logs(const char *dir)
 		closedir(d);
 }
 
+/* A number the approximate skeleton defines (skelgen.c, emit_dispatch):
+ * "const TYPE NAME = VALUE;", `none` when it has none. */
+static double skeleton_number(const char *skel, const char *decl, double none)
+{
+	size_t len;
+	char *text = read_text(skel, &len);
+	const char *p = text ? strstr(text, decl) : NULL;
+	double v = p ? strtod(p + strlen(decl), NULL) : none;
+	free(text);
+	return v;
+}
+
 /* --chunk, else the approximate skeleton's own, else a cache line */
 static uint64_t chunk_of(const char *skel, uint64_t given)
 {
-	if (given)
-		return given;
-	size_t len;
-	char *text = read_text(skel, &len);
-	const char *p = text ? strstr(text, "\nconst unsigned long long sk_chunk = ") : NULL;
-	uint64_t c = p ? strtoull(p + strlen("\nconst unsigned long long sk_chunk = "), NULL, 0) : 0;
-	free(text);
+	uint64_t c = given ? given
+			   : (uint64_t)skeleton_number(skel, "\nconst unsigned long long sk_chunk = ", 0);
 	return c ? c : 64;
 }
 
@@ -638,6 +645,9 @@ int cmd_check(int argc, char **argv)
 		rc = check_accuracy(fetches_to, &oracle, trace, stats) || rr != 0;
 	} else {
 		rc = compare(&oracle, &threads) || rr != 0;
+		if (rc && skeleton_number(skel, "\nconst double sk_omega = ", -1) >= 0)
+			fprintf(stderr, "skel check: %s is an approximate skeleton (skel gen --omega): "
+				"its trace is not meant to be exact; --accuracy measures it\n", skel);
 	}
 	accuracy_free(fetches_to);
 	fetches_to = NULL;
