@@ -79,6 +79,8 @@ typedef struct rgen {
 	/* approximate mode (bid_plan): per access of a.acc */
 	uint8_t *role;          /* enum bid_role; BID_KEPT: exact */
 	int32_t *fulcrum;       /* BID_ATTRIBUTED: the access it is counted on */
+	int32_t *attr_next;     /* a fulcrum: its first attributed access; an
+	                           attributed one: the next on its fulcrum */
 	uint64_t bid_exprs, bid_kept, bid_aia; /* bid_select's sums */
 } rgen;
 
@@ -939,11 +941,9 @@ static void emit_insn_shared(rgen *g, uint32_t i, const shared_at *u)
 static void emit_attributed(rgen *g, const access_info *x, const char *addr_var)
 {
 	const analysis *a = &g->a;
-	uint32_t xi = (uint32_t)(x - a->acc);
-	for (uint32_t y = 0; g->role && y < a->nacc; y++)
-		if (g->role[y] == BID_ATTRIBUTED && g->fulcrum[y] == (int32_t)xi)
-			emit_out_as(g->g->f, "OUT_ATTR", &g->r->insns[a->acc[y].insn], &a->acc[y],
-				    addr_var, x->addr);
+	for (int32_t y = g->attr_next ? g->attr_next[x - a->acc] : -1; y >= 0; y = g->attr_next[y])
+		emit_out_as(g->g->f, "OUT_ATTR", &g->r->insns[a->acc[y].insn], &a->acc[y],
+			    addr_var, x->addr);
 }
 
 static void emit_access(rgen *g, const insn *in, const access_info *x)
@@ -1267,6 +1267,12 @@ static void drop_probes(rgen *g, const uint8_t *rv, const uint8_t *cand)
 	for (uint32_t k = 0; k < a->nacc; k++)
 		if (cand[k] && g->role[k] != BID_KEPT)
 			g->role[k] = final_role(g, k, rv, need, dropped_addr);
+	/* each fulcrum's attributed accesses, in program order */
+	for (uint32_t k = a->nacc; k-- > 0;)
+		if (g->role[k] == BID_ATTRIBUTED) {
+			g->attr_next[k] = g->attr_next[g->fulcrum[k]];
+			g->attr_next[g->fulcrum[k]] = (int32_t)k;
+		}
 	free(dropped_addr);
 	free(need);
 }
@@ -1278,8 +1284,9 @@ static void bid_plan(rgen *g)
 		return;
 	g->role = xcalloc(a->nacc, 1);
 	g->fulcrum = xmalloc(a->nacc * sizeof *g->fulcrum);
+	g->attr_next = xmalloc(a->nacc * sizeof *g->attr_next);
 	for (uint32_t k = 0; k < a->nacc; k++)
-		g->fulcrum[k] = -1;
+		g->fulcrum[k] = g->attr_next[k] = -1;
 	uint8_t *rv = recorded_values(g);
 	uint8_t *cand = xcalloc(a->nacc, 1);
 	for (uint32_t k = 0; k < a->nacc; k++)
@@ -1541,6 +1548,7 @@ static void rgen_free(rgen *g)
 	free(g->args);
 	free(g->role);
 	free(g->fulcrum);
+	free(g->attr_next);
 	iv_free(&g->a);
 }
 
