@@ -9,7 +9,8 @@
 #     run's MA and AIA (blocks weighted by executions) and by accesses;
 #   skel gen's static MA and AIA (the paper's equations 4 and 5 over the
 #     expressions it weighed, unweighted).
-# Writes bench/results/bid.csv.  BENCH_ONLY="csr list" runs a subset.
+# Writes bench/results/bid.csv (BENCH_CSV: elsewhere).  BENCH_ONLY="csr
+# list" runs a subset, BENCH_CONFIGS="0.25 64" (lines "OMEGA CHUNK") others.
 set -u
 ROOT=$(pwd)
 SKEL=$ROOT/skel
@@ -19,7 +20,7 @@ OUT=$ROOT/bench/results
 W=$(mktemp -d "${BENCH_TMP:-/tmp}/skel-bench-bid.XXXXXX") || exit 1
 trap 'rm -rf "$W"' EXIT INT TERM
 mkdir -p "$OUT"
-CSV=$OUT/bid.csv
+CSV=${BENCH_CSV:-$OUT/bid.csv}
 RUNS=${BENCH_RUNS:-3}
 
 die() { echo "bench-bid: $*" >&2; exit 1; }
@@ -45,7 +46,7 @@ funcptr 30000000 300000
 bubble 20000 2000
 strkern 1000000 3000
 collatz 1000000 3000"
-CONFIGS="1 64
+CONFIGS=${BENCH_CONFIGS:-"1 64
 0.5 8
 0.5 64
 0.5 4096
@@ -54,7 +55,7 @@ CONFIGS="1 64
 0.25 4096
 0.1 8
 0.1 64
-0.1 4096"
+0.1 4096"}
 
 echo "# produced by bench/bid.sh on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), git $(git rev-parse --short HEAD 2>/dev/null); times in seconds, medians of $RUNS; docs/bid.md" > "$CSV"
 echo "sample,omega,chunk,native_s,recorded_s,rec_native,accesses,values,values_per_access,value_bytes_per_access,MA,AIA,MA_by_accesses,AIA_by_accesses,static_MA,static_AIA" >> "$CSV"
@@ -76,9 +77,10 @@ echo "$SAMPLES" | while read -r name B L; do
 		vals=$(awk '/^thread/ { for (i = 1; i < NF; i++) if ($(i + 1) == "values") v += $i } END { print v + 0 }' "$W/count")
 		bytes=$(stat -c %s "$W/v")
 		rm -f "$W/v"
-		"$SKEL" check --accuracy "$sk" -- "$app" "$L" > "$W/acc" 2> "$W/log" || { cat "$W/log" >&2; die "check --accuracy $name $om $ch"; }
-		a=$(sed -n 's/^accuracy at chunk [0-9]*: MA=\([0-9.]*\) AIA=\([0-9.]*\) .*by accesses MA=\([0-9.]*\) AIA=\([0-9.]*\),.*/\1,\2,\3,\4/p' "$W/acc")
+		"$SKEL" check --accuracy "$sk" -- "$app" "$L" > /dev/null 2> "$W/acc" || { cat "$W/acc" >&2; die "check --accuracy $name $om $ch"; }
+		a=$(sed -n 's/^check: accuracy at chunk [0-9]*: MA=\([0-9.]*\) AIA=\([0-9.]*\) .*by accesses MA=\([0-9.]*\) AIA=\([0-9.]*\),.*/\1,\2,\3,\4/p' "$W/acc")
 		echo "$name,$om,$ch,$nat,$rec,$(div "$rec" "$nat"),$acc,$vals,$(div "$vals" "$acc"),$(div "$bytes" "$acc"),$a,${sma:-1},${saia:-1}" >> "$CSV"
 	done
 done
 column -s, -t < "$CSV" | tail -n +2
+exit 0

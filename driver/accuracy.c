@@ -227,7 +227,7 @@ static void add_block(sums *s, const blk *b)
 static void print_sums(const char *who, const sums *s)
 {
 	double t = s->truth ? (double)s->truth : 1;
-	printf("%sMA=%.3f AIA=%.3f (blocks weighted by executions; by accesses MA=%.3f AIA=%.3f, "
+	fprintf(stderr, "%sMA=%.3f AIA=%.3f (blocks weighted by executions; by accesses MA=%.3f AIA=%.3f, "
 	       "%" PRIu64 " accesses)\n", who, s->runs ? s->ma / s->runs : 1.0,
 	       s->runs ? s->aia / s->runs : 1.0, (double)s->ma_n / t, (double)s->aia_n / t,
 	       s->truth);
@@ -256,12 +256,12 @@ int accuracy_print(accuracy *x, bool per_routine)
 		add_block(&s, &x->b[i]);
 		lost += x->b[i].replayed != x->b[i].truth;
 	}
-	printf("accuracy at chunk %" PRIu64 ": ", x->chunk);
+	fprintf(stderr, "check: accuracy at chunk %" PRIu64 ": ", x->chunk);
 	print_sums("", &s);
 	if (per_routine)
 		print_routines(x);
 	if (x->outside)
-		printf("  (%" PRIu64 " accesses of code outside the executable's blocks not counted)\n",
+		fprintf(stderr, "  (%" PRIu64 " accesses of code outside the executable's blocks not counted)\n",
 		       x->outside);
 	if (wrong)
 		fprintf(stderr, "skel check: %" PRIu64 " accesses marked exact are not in the "
