@@ -396,6 +396,7 @@ typedef struct stream {
 	uint64_t ppc, paddr;
 	unsigned psize;
 	hset lines, pages;
+	hset chunks;            /* approximate --stats: C-byte chunks */
 	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
 	uint64_t last_pc;       /* scope_of's one-entry cache */
 	int32_t last_scope;
@@ -730,6 +731,9 @@ static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	lines_pages_add(&s->lines, &s->pages, size, addr);
+	if (approximate())	/* the granularity its accuracy is about */
+		for (uint64_t c = addr / sk_chunk; c <= (addr + (size ? size - 1 : 0)) / sk_chunk; c++)
+			hset_add(&s->chunks, c);
 	if (have_scopes() && s->t.mod == &mods[0])
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
@@ -1393,6 +1397,7 @@ static void stream_free(stream *s)
 	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
+	free(s->chunks.a);
 	free(s->buf);
 	free(s);
 }
@@ -1423,6 +1428,7 @@ static int header_matches(const vt_header *h, const char *what)
 typedef struct totals {
 	uint64_t count[2], bytes[2];
 	hset lines, pages;
+	hset chunks;            /* approximate --stats: C-byte chunks */
 	scope_stat *sc;         /* all threads, per scope */
 } totals;
 
@@ -1448,6 +1454,11 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 			" accesses %" PRIu64 " attributed, %" PRIu64 " absent (omega %g, chunk "
 			"%llu)\n", s->thread, t->count[0] + t->count[1], t->nmarked[0], t->nmarked[1],
 			sk_omega, &sk_chunk ? sk_chunk : 0);
+	if (approximate() && stats) {
+		fprintf(stderr, "skel: stats: thread %u: %zu chunks of %llu bytes\n", s->thread,
+			s->chunks.n, sk_chunk);
+		hset_merge(&tot->chunks, &s->chunks);
+	}
 	if (stats) {
 		fprintf(stderr, "skel: stats: thread %u: %" PRIu64 " accesses, %" PRIu64
 			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "
@@ -1513,6 +1524,9 @@ static void report_total(FILE *f, totals *tot)
 			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
 			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
 			tot->pages.n);
+	if (stats && approximate())
+		fprintf(stderr, "skel: stats: total: %zu chunks of %llu bytes\n", tot->chunks.n,
+			sk_chunk);
 	if (stats) {
 		struct rusage ru;
 		report_scopes(tot);
@@ -1522,6 +1536,7 @@ static void report_total(FILE *f, totals *tot)
 	}
 	free(tot->lines.a);
 	free(tot->pages.a);
+	free(tot->chunks.a);
 }
 
 static void begin_output(FILE *f)

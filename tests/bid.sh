@@ -92,6 +92,11 @@ nabs=$(grep -c ' absent$' "$tmp/t25")
 ./skel replay "$tmp/a25.c" "$tmp/v25" --format count >"$tmp/count" 2>&1
 grep -q "^approximate: thread 0: of [0-9]* accesses 0 attributed, $nabs absent" "$tmp/count" ||
 	bad "the count sink does not say the $nabs absent accesses: $(cat "$tmp/count")"
+# --stats counts C-byte chunks: at C = 64, the cache lines it counts
+./skel replay "$tmp/a25.c" "$tmp/v25" --stats -o /dev/null 2>"$tmp/stats"
+lines=$(sed -n 's/^skel: stats: total: .*, \([0-9]*\) cache lines, .*/\1/p' "$tmp/stats")
+grep -q "^skel: stats: total: $lines chunks of 64 bytes\$" "$tmp/stats" ||
+	bad "--stats: chunks of 64 bytes are not its $lines cache lines: $(grep chunks "$tmp/stats")"
 v1=$(values "$tmp/exact.c" "$tmp/v1"); v25=$(values "$tmp/a25.c" "$tmp/v25")
 echo "bid: csr -O2: recorded values $v1 at W = 1, $v25 at W = 0.25"
 [ -n "$v25" ] && [ "$v25" -lt "$v1" ] || bad "W=0.25 records $v25 values, W=1 $v1"
