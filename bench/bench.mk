@@ -8,3 +8,10 @@ build/bench/timer: bench/timer.c
 
 bench: all samples build/bench/timer
 	@sh bench/run.sh
+
+# The approximate mode's ω × C sweep on the irregular samples (bench/bid.sh,
+# docs/bid.md): recorded/native, values per access, MA and AIA.  Apart from
+# `make bench` because it takes about an hour on the 2-core machine.
+.PHONY: bench-bid
+bench-bid: all samples build/bench/timer
+	@sh bench/bid.sh

@@ -161,6 +161,10 @@ static bool valgrind_locked_artifact(const binary *b, uint64_t pc)
 }
 
 static size_t locked_extra;	/* lackey's extra loads of locked instructions */
+static accuracy *fetches_to;	/* --accuracy: counts the executions of blocks */
+static bool acc_mode, acc_stats;	/* --accuracy, its --stats */
+static uint64_t acc_chunk;		/* its --chunk, 0: the skeleton's */
+static const char *check_skel;		/* the skeleton checked */
 
 static bool and_zero_elided(const acc *a)
 {
@@ -223,6 +227,8 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 			}
 			if (mode == 1 && valgrind_bt_artifact(&o->b, pc - o->bias))
 				mode = 0;
+			if (mode == 1 && !call_jmp && fetches_to && o == &objs[0])
+				accuracy_fetch(fetches_to, pc);
 			po = o;
 			continue;
 		}
@@ -449,6 +455,39 @@ static void name_uncovered(const vt_streams *s)
 	}
 }
 
+/* A number the approximate skeleton defines (skelgen.c, emit_dispatch):
+ * "const TYPE NAME = VALUE;", `none` when it has none. */
+static double skeleton_number(const char *skel, const char *decl, double none)
+{
+	size_t len;
+	char *text = read_text(skel, &len);
+	const char *p = text ? strstr(text, decl) : NULL;
+	double v = p ? strtod(p + strlen(decl), NULL) : none;
+	free(text);
+	return v;
+}
+
+/* --chunk, else the approximate skeleton's own, else a cache line */
+static uint64_t chunk_of(const char *skel, uint64_t given)
+{
+	uint64_t c = given ? given
+			   : (uint64_t)skeleton_number(skel, "\nconst unsigned long long sk_chunk = ", 0);
+	return c ? c : 64;
+}
+
+/* The oracle against the replayed trace at chunk granularity, the
+ * paper's MA and AIA (accuracy.c).  0, or 1 when the trace is wrong. */
+static int check_accuracy(accuracy *x, const acc_vec *oracle, const char *trace, bool stats)
+{
+	for (size_t i = 0; i < oracle->n; i++)
+		accuracy_oracle(x, oracle->a[i].pc, oracle->a[i].addr);
+	if (accuracy_replayed(x, trace) < 0) {
+		fprintf(stderr, "skel check: cannot read %s\n", trace);
+		return 1;
+	}
+	return accuracy_print(x, stats);
+}
+
 /* One process image: its replay (--pid for a forked child, whose log
  * begins after the fork) against its lackey log.  0 exact, 1 not, 2 no
  * replay at all. */
@@ -466,10 +505,17 @@ static int check_process(char *bin, const char *vals, const vt_streams *s, const
 	acc_vec oracle = {0};
 	thread_vec threads = {0};
 	int lr = read_lackey(log, s, cobjs, ncobjs, pid != 0, &oracle);
-	if (lr == -1 || (lr == 0 && read_replayed(trace, &threads) < 0))
+	if (lr == -1 || (lr == 0 && !fetches_to && read_replayed(trace, &threads) < 0)) {
 		fprintf(stderr, "skel check: cannot read %s or %s\n", log, trace);
-	else if (lr == 0)
+	} else if (lr == 0 && fetches_to) {
+		rc = check_accuracy(fetches_to, &oracle, trace, acc_stats) || rr != 0;
+	} else if (lr == 0) {
 		rc = compare(&oracle, &threads) || rr != 0;
+		if (rc && skeleton_number(check_skel, "\nconst double sk_omega = ", -1) >= 0)
+			fprintf(stderr, "skel check: %s is an approximate skeleton (skel gen --omega): "
+				"its trace is not meant to be exact; --accuracy measures it\n",
+				check_skel);
+	}
 	if (rr == 3)
 		fprintf(stderr, "skel check: the replay desynchronised (see above)\n");
 	for (size_t t = 0; t < threads.n; t++)
@@ -538,12 +584,18 @@ static int check_image(char *bin, const image *x, const char *root, const char *
 		vtrace_close(&vt);
 	}
 	int rc = 2;
-	if (cobjs_open(&s, app_path, bias) == 0) {
+	/* --accuracy: the program's first image is measured */
+	if (acc_mode && !x->forked && !x->n &&
+	    !(fetches_to = accuracy_new(app_path, bias, chunk_of(check_skel, acc_chunk), err)))
+		fprintf(stderr, "skel: %s: %s\n", app_path, err);
+	else if (cobjs_open(&s, app_path, bias) == 0) {
 		rc = check_process(bin, x->forked ? root : x->vals, &s, log, trace,
 				   x->forked ? x->pid : 0);
 		if (ncobjs > 1)
 			name_uncovered(&s);
 	}
+	accuracy_free(fetches_to);
+	fetches_to = NULL;
 	cobjs_close();
 	vtrace_streams_free(&s);
 	return rc;
@@ -575,6 +627,13 @@ static int check_images(char *bin, const char *root, uint32_t pid, const char *a
 			fprintf(stderr, "check: process %u (%s):\n", x.pid,
 				x.forked ? "forked" : "exec'd image of the program");
 		rc = check_image(bin, &x, root, app_path, dir, trace);
+		if (acc_mode) {
+			if (s.nforks || s.exec.stage)
+				fprintf(stderr, "check: --accuracy measures the program's first "
+					"process only; the others are not measured\n");
+			vtrace_streams_free(&s);
+			break;
+		}
 		if (rc == 1 && k)
 			fprintf(stderr, "skel check: process %u (%s) differs (above)\n", x.pid,
 				x.vals);
@@ -612,10 +671,20 @@ int cmd_check(int argc, char **argv)
 			app = i + 1 < argc ? argv + i + 1 : NULL;
 			break;
 		}
-	bool whole = false;
+	bool whole = false, accuracy_mode = false, stats = false;
+	const char *omega = NULL, *chunk_arg = NULL;
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(argv[i], "--whole-process")) {
 			whole = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--accuracy") || !strcmp(argv[i], "--stats")) {
+			*(argv[i][2] == 'a' ? &accuracy_mode : &stats) = true;
+			continue;
+		}
+		if ((!strcmp(argv[i], "--omega") || !strcmp(argv[i], "--chunk")) && i + 1 < n) {
+			*(argv[i][2] == 'o' ? &omega : &chunk_arg) = argv[i + 1];
+			i++;
 			continue;
 		}
 		if (argv[i][0] == '-')
@@ -623,8 +692,20 @@ int cmd_check(int argc, char **argv)
 		skel = argv[i];
 	}
 	if (!app) {
-		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [SKEL] -- APP [ARGS...]\n");
+		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [--accuracy "
+			"[--stats] [--omega W] [--chunk C]] [SKEL] -- APP [ARGS...]\n");
 		return 2;
+	}
+	if ((stats || omega || chunk_arg) && !accuracy_mode)
+		return skel_usage_error("check: --stats, --omega and --chunk go with --accuracy");
+	if (omega && skel)
+		return skel_usage_error("check: --omega makes the skeleton: not with SKEL");
+	uint64_t chunk = 0;
+	if (chunk_arg) {
+		char *end;
+		chunk = strtoull(chunk_arg, &end, 0);
+		if (*end || !chunk || (chunk & (chunk - 1)))
+			return skel_usage_error("check: --chunk takes a power of two (bytes), not 0");
 	}
 	char app_path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path))
@@ -664,8 +745,15 @@ int cmd_check(int argc, char **argv)
 		char self[PATH_MAX];
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
-		char *gav[] = { self, "gen", app_path, "-o", gen_path,
-				whole ? "--whole-process" : NULL, NULL };
+		char *gav[12] = { self, "gen", app_path, "-o", gen_path }, **ga = gav + 5;
+		if (whole)
+			*ga++ = "--whole-process";
+		if (omega) {
+			*ga++ = "--omega";
+			*ga++ = (char *)omega;
+			*ga++ = "--chunk";
+			*ga++ = (char *)(chunk_arg ? chunk_arg : "64");
+		}
 		if (run_wait(gav, NULL) != 0)
 			goto out;
 		skel = gen_path;
@@ -686,6 +774,10 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "skel check: %s was killed by signal %d; checking what it did\n",
 			app[0], st - 128);
 	/* valgrind runs as the program's process: its pid is the program's */
+	acc_mode = accuracy_mode;
+	acc_stats = stats;
+	acc_chunk = chunk;
+	check_skel = skel;
 	rc = check_images(bin, vals, (uint32_t)pid, app_path, dir, trace) != 0;
 	free(bin);
 out:

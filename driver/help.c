@@ -30,7 +30,7 @@ static const char intro[] =
 static const help tracing[] = {
 { "gen",
 "  skel gen APP [-o SKEL.c] [--patch FILE] [--all-accesses] [--no-slice]\n"
-"          [--whole-process] [--object LIB]...\n"
+"          [--whole-process] [--object LIB]... [--omega W [--chunk C]]\n"
 "                                the C skeleton of APP (stdout by default); it embeds\n"
 "                                the patch and APP's identity.  --all-accesses: the\n"
 "                                full-tracing baseline (every address recorded).\n"
@@ -41,7 +41,15 @@ static const help tracing[] = {
 "                                (libc included, not the loader), each a skeleton of\n"
 "                                its own made once into the cache; --object LIB: only\n"
 "                                that one (file name, soname or path), repeatable.\n"
-"                                record, replay, run and check then trace them too\n",
+"                                record, replay, run and check then trace them too\n"
+"                                --omega W (0..1, default 1: exact): approximate\n"
+"                                mode (selective BID instrumentation, docs/bid.md):\n"
+"                                per block, only ceil(W*m) of the m classes of\n"
+"                                accesses whose addresses cost recorded values keep\n"
+"                                their probes; the others are traced at a kept\n"
+"                                access's address when within --chunk C bytes of it\n"
+"                                (C a power of two, default 64), else without an\n"
+"                                address, and marked so in the trace\n",
 "  skel gen ./app -o app_skel.c\n" },
 { "record",
 "  skel record SKEL.c -o VALUES -- APP [ARGS...]\n"
@@ -152,7 +160,16 @@ REPLAY_OPTS_NOTE,
 "                                Every process APP forks and every image of APP an\n"
 "                                exec starts is compared with its own lackey log\n"
 "                                (--trace-children=yes); the first that differs is\n"
-"                                named by pid\n",
+"                                named by pid\n"
+"  skel check --accuracy [--stats] [--omega W] [--chunk C] [SKEL.c] -- APP [ARGS...]\n"
+"                                the same run, an approximate skeleton's (SKEL.c, or\n"
+"                                made with --omega W --chunk C) accuracy at chunk C:\n"
+"                                MA (accesses traced exactly) and AIA (exactly or\n"
+"                                at a fulcrum's address), per block against lackey,\n"
+"                                blocks weighted by executions (docs/bid.md);\n"
+"                                --stats: per routine too.  Exit 0 unless an access\n"
+"                                marked exact is wrong or the replay failed.  The\n"
+"                                program's first process only\n",
 "  skel check app_skel.c -- ./app 100\n" },
 };
 

@@ -659,11 +659,47 @@ int load_analyzed(program *p, const char *app, const char *why, char err[ERR_LEN
 	return rc;
 }
 
+/* What the approximate mode chose: the paper's static MA and AIA over
+ * the expressions it weighed (equations 4 and 5, summed over blocks,
+ * not weighted by executions: skel check --accuracy measures those). */
+static void gen_report_approx(const skel_opts *o, const skel_stats *st)
+{
+	double n = st->bid_exprs ? (double)st->bid_exprs : 1;
+	fprintf(stderr, "skel: gen: APPROXIMATE, omega %g, chunk %" PRIu64 ": of %" PRIu64
+		" accesses whose addresses cost recorded values, %" PRIu64 " keep them, %"
+		PRIu64 " are attributed, %" PRIu64 " absent; static MA %.3f, AIA %.3f\n",
+		o->omega, o->chunk, st->bid_exprs,
+		st->bid_exprs - st->bid_attributed - st->bid_absent, st->bid_attributed,
+		st->bid_absent, (double)st->bid_kept / n, (double)st->bid_aia / n);
+}
+
+/* --omega W: a number in [0, 1] (issue 15's ω) */
+static int parse_omega(const char *arg, double *w)
+{
+	char *end;
+	errno = 0;
+	*w = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*w >= 0 && *w <= 1))
+		return skel_usage_error("gen: --omega takes a number from 0 to 1");
+	return 0;
+}
+
+/* --chunk C: bytes, a power of two (the paper's chunk size) */
+static int parse_chunk(const char *arg, uint64_t *c)
+{
+	char *end;
+	errno = 0;
+	*c = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || !*c || (*c & (*c - 1)))
+		return skel_usage_error("gen: --chunk takes a power of two (bytes), not 0");
+	return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
 	char app_path[PATH_MAX];
-	skel_opts o = {0};
+	skel_opts o = { .omega = 1, .chunk = 64 };
 	bool whole = false;
 	VEC(char *) only = {0};
 	for (int i = 1; i < argc; i++) {
@@ -675,7 +711,13 @@ int cmd_gen(int argc, char **argv)
 			o.all_accesses = true;
 		else if (!strcmp(argv[i], "--no-slice"))
 			o.no_slice = true;
-		else if (!strcmp(argv[i], "--whole-process"))
+		else if (!strcmp(argv[i], "--omega") && i + 1 < argc) {
+			if (parse_omega(argv[++i], &o.omega))
+				return 2;
+		} else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) {
+			if (parse_chunk(argv[++i], &o.chunk))
+				return 2;
+		} else if (!strcmp(argv[i], "--whole-process"))
 			whole = true;
 		else if (!strcmp(argv[i], "--object") && i + 1 < argc) {
 			whole = true;
@@ -694,6 +736,9 @@ int cmd_gen(int argc, char **argv)
 		return 1;
 	app = app_path;
 	o.app = app;
+	o.approx = o.omega < 1;
+	if (o.approx && o.all_accesses)
+		return skel_usage_error("gen: --omega and --all-accesses do not go together");
 	program p;
 	char err[ERR_LEN];
 	if (load_analyzed(&p, app, "gen", err) < 0)
@@ -729,6 +774,8 @@ int cmd_gen(int argc, char **argv)
 			" probes (%" PRIu64 " direct accesses), static ratio %.3f\n", st.routines,
 			st.mem_insns, st.probes, st.direct,
 			st.mem_insns ? (double)st.probes / (double)st.mem_insns : 0.0);
+	if (rc == 0 && o.approx)
+		gen_report_approx(&o, &st);
 	if (rc == 0 && p.unreached)
 		fprintf(stderr, "skel: gen: %" PRIu64 " code bytes outside every known function "
 			"(first at 0x%" PRIx64 "): indirect calls record their destination, "

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -86,6 +87,19 @@ int skel_refuse_library(const struct binary *b, const char *app);
  * APP's identity (in the cache); says so on stderr, prefixed by `why`. */
 struct program;
 int load_analyzed(struct program *p, const char *app, const char *why, char err[256]);
+/* skel check --accuracy (accuracy.c): the paper's MA and AIA of an
+ * approximate trace against the oracle, per block at chunk C.  Feed it
+ * the oracle's fetches and data accesses (runtime pcs; bias: the
+ * executable's load bias), then the replayed text trace; accuracy_print
+ * prints them (per routine too) and returns 1 when the trace is wrong
+ * rather than approximate. */
+typedef struct accuracy accuracy;
+accuracy *accuracy_new(const char *app, uint64_t bias, uint64_t chunk, char err[256]);
+void accuracy_fetch(accuracy *x, uint64_t pc);
+void accuracy_oracle(accuracy *x, uint64_t pc, uint64_t addr);
+int accuracy_replayed(accuracy *x, const char *path);
+int accuracy_print(accuracy *x, bool per_routine);
+void accuracy_free(accuracy *x);
 /* text, bin, lackey, din, csv, count */
 bool trace_format_ok(const char *format);
 

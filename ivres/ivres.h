@@ -139,4 +139,72 @@ isl_aff *iv_expr_to_aff(const analysis *a, __isl_keep isl_space *space, const ex
  * the counter, loops[].trip.  Run by iv_analyze. */
 void iv_affine(analysis *a);
 
+/* ------------------------------ selective BID instrumentation (bid.c) */
+
+/* Economo, Cingolani, Pellegrini, Quaglia, "Configurable and Efficient
+ * Memory Access Tracing via Selective Expression-based x86 Binary
+ * Instrumentation" (seeds/): the approximate mode's choice, per block, of
+ * the address expressions that keep their probes.  The section numbers
+ * below are the paper's. */
+
+/* §III-A: the two BID templates.  RRI: base and index registers, an
+ * immediate displacement (dynamic data); IRR: an immediate base, index
+ * and displacement registers (static data, absolute addressing). */
+enum bid_tmpl { BID_RRI, BID_IRR };
+
+/* A register field: 0 is nil (the quantity is missing), else a register
+ * incarnation (§III-B: the SSA value, which is a block's incarnation
+ * number made global) with the scale folded in (footnote 3: the index
+ * times its scale is the revised index quantity); bid_reg() builds one. */
+typedef uint64_t bid_reg_t;
+#define BID_NIL ((bid_reg_t)0)
+static inline bid_reg_t bid_reg(uint32_t incarnation, unsigned scale)
+{
+	return ((bid_reg_t)incarnation + 1) << 8 | scale;
+}
+
+typedef struct bid_expr {
+	uint8_t tmpl;           /* enum bid_tmpl */
+	bid_reg_t r1, r2;       /* RRI: b, i; IRR: i, d */
+	int64_t imm;            /* RRI: d; IRR: b */
+} bid_expr;
+
+/* §III-C, Figure 1 with the slides' scores s1 = 1, s2 = 3, s3 = 5
+ * (s1 < s2 < s3, s1 + s2 < s3). */
+enum { BID_S1 = 1, BID_S2 = 3, BID_S3 = 5 };
+
+/* Equation (1). */
+bool bid_equal(const bid_expr *x, const bid_expr *y);
+/* δ_RRI / δ_IRR at chunk size c; -1 when the templates differ
+ * (incomparable). */
+int bid_distance(const bid_expr *x, const bid_expr *y, uint64_t c);
+
+enum bid_role {
+	BID_KEPT,       /* its class is in the knapsack: traced exactly */
+	BID_ATTRIBUTED, /* at distance 0 from a kept fulcrum (§III-E, AIA) */
+	BID_ABSENT,     /* neither */
+};
+
+/* The choice for one block's expressions e[0..n). */
+typedef struct bid_choice {
+	uint32_t m;             /* candidates |C_b| (equivalence classes) */
+	uint32_t w;             /* knapsack size W = ceil(ω·m) */
+	uint32_t kept;          /* Σ_{e∈K_b} |[e]|: MA_b's numerator */
+	uint32_t aia;           /* Σ_{e∈K_b} |[ê]|: AIA_b's numerator */
+	/* per expression */
+	uint8_t *role;          /* enum bid_role */
+	int32_t *fulcrum;       /* kept: itself; attributed: the index of its
+	                           fulcrum's first member; absent: -1 */
+	uint32_t *cls;          /* index of its class's first member */
+} bid_choice;
+
+/* W = ceil(ω·m), with ω·m's rounding error (0.3·10 = 3.0000000000000004)
+ * not taken for a fraction. */
+uint32_t bid_knapsack_size(double omega, uint32_t m);
+/* §III-C/D: classes, values <|[e]|, mean distance>, the iterative
+ * knapsack, then §III-E's attribution.  Ties in value go to the earlier
+ * expression, so the choice is deterministic.  Fills c (bid_choice_free). */
+void bid_select(const bid_expr *e, uint32_t n, double omega, uint64_t chunk, bid_choice *c);
+void bid_choice_free(bid_choice *c);
+
 #endif

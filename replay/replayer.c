@@ -59,6 +59,9 @@ extern const sk_scope sk_scopes[] __attribute__((weak));
 extern const unsigned sk_nscopes __attribute__((weak));
 extern const sk_pc_scope sk_pc_scopes[] __attribute__((weak));
 extern const unsigned sk_npc_scopes __attribute__((weak));
+/* weak: only an approximate skeleton (skel gen --omega) has them */
+extern const double sk_omega __attribute__((weak));
+extern const unsigned long long sk_chunk __attribute__((weak));
 /* weak: a skeleton from before instruction fetches has none */
 extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
 extern const unsigned sk_nfetch_blocks __attribute__((weak));
@@ -403,6 +406,7 @@ typedef struct stream {
 	uint64_t ppc, paddr;
 	unsigned psize;
 	hset lines, pages;
+	hset chunks;            /* approximate --stats: C-byte chunks */
 	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
 	uint64_t last_pc;       /* scope_of's one-entry cache */
 	int32_t last_scope;
@@ -649,6 +653,27 @@ static char *w_sim(stream *s, char *p, uint64_t pc, int kind, unsigned size, uin
 typedef char *(*writer_fn)(stream *, char *, uint64_t, int, unsigned, uint64_t);
 static writer_fn writer = w_text;
 
+/* An approximate trace (docs/bid.md): text and csv lines end with the
+ * access's mark, after what the format's own writer put. */
+static writer_fn marked_writer;
+
+static char *w_marked(stream *s, char *p, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	static const char *const marks[] = { "exact", "attr", "absent" };
+	const char *m = marks[s->t.mark >= 0 && s->t.mark <= SK_ABSENT ? s->t.mark : 0];
+	p = marked_writer(s, p, pc, kind, size, addr) - 1;
+	*p++ = format == F_CSV ? ',' : ' ';
+	size_t n = strlen(m);
+	memcpy(p, m, n);
+	p[n] = '\n';
+	return p + n + 1;
+}
+
+static bool approximate(void)
+{
+	return &sk_omega && sk_omega < 1;
+}
+
 static void lines_pages_add(hset *lines, hset *pages, unsigned size, uint64_t addr)
 {
 	uint64_t last = addr + (size ? size - 1 : 0);
@@ -719,6 +744,9 @@ static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	lines_pages_add(&s->lines, &s->pages, size, addr);
+	if (approximate())	/* the granularity its accuracy is about */
+		for (uint64_t c = addr / sk_chunk; c <= (addr + (size ? size - 1 : 0)) / sk_chunk; c++)
+			hset_add(&s->chunks, c);
 	if (have_scopes() && s->t.mod == &mods[0])
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
@@ -819,7 +847,10 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 	}
 	if (s->fleft)
 		fetch_upto(s, pc);
-	if (stats)
+	/* an absent access has no address: only text and csv say it */
+	if (t->mark == SK_ABSENT && writer != w_marked)
+		return;
+	if (stats && t->mark != SK_ABSENT)
 		stats_add(s, pc, kind, size, addr);
 	sink_put(s, pc, kind, size, addr);
 }
@@ -1481,6 +1512,7 @@ static void stream_free(stream *s)
 	sim_thread_free(&s->sth);
 	free(s->lines.a);
 	free(s->pages.a);
+	free(s->chunks.a);
 	free(s->buf);
 	free(s);
 }
@@ -1511,6 +1543,7 @@ static int header_matches(const vt_header *h, const char *what)
 typedef struct totals {
 	uint64_t count[2], bytes[2];
 	hset lines, pages;
+	hset chunks;            /* approximate --stats: C-byte chunks */
 	scope_stat *sc;         /* all threads, per scope */
 } totals;
 
@@ -1531,6 +1564,16 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 		fprintf(f, "thread %u: %" PRIu64 " reads (%" PRIu64 " bytes), %" PRIu64
 			" writes (%" PRIu64 " bytes), %" PRIu64 " values\n", s->thread,
 			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->nvalues);
+	if (approximate() && (format == F_COUNT || stats))
+		fprintf(format == F_COUNT ? f : stderr, "approximate: thread %u: of %" PRIu64
+			" accesses %" PRIu64 " attributed, %" PRIu64 " absent (omega %g, chunk "
+			"%llu)\n", s->thread, t->count[0] + t->count[1], t->nmarked[0], t->nmarked[1],
+			sk_omega, &sk_chunk ? sk_chunk : 0);
+	if (approximate() && stats) {
+		fprintf(stderr, "skel: stats: thread %u: %zu chunks of %llu bytes\n", s->thread,
+			s->chunks.n, sk_chunk);
+		hset_merge(&tot->chunks, &s->chunks);
+	}
 	if (stats) {
 		fprintf(stderr, "skel: stats: thread %u: %" PRIu64 " accesses, %" PRIu64
 			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "
@@ -1596,6 +1639,9 @@ static void report_total(FILE *f, totals *tot)
 			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
 			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
 			tot->pages.n);
+	if (stats && approximate())
+		fprintf(stderr, "skel: stats: total: %zu chunks of %llu bytes\n", tot->chunks.n,
+			sk_chunk);
 	if (stats) {
 		struct rusage ru;
 		report_scopes(tot);
@@ -1605,12 +1651,18 @@ static void report_total(FILE *f, totals *tot)
 	}
 	free(tot->lines.a);
 	free(tot->pages.a);
+	free(tot->chunks.a);
 }
 
 static void begin_output(FILE *f)
 {
+	bool marks = approximate() && (format == F_TEXT || format == F_CSV);
 	if (format == F_CSV)
-		fputs(symbolize ? "thread,pc,kind,size,addr,object\n" : "thread,pc,kind,size,addr\n", f);
+		fprintf(f, "thread,pc,kind,size,addr%s%s\n", symbolize ? ",object" : "",
+			marks ? ",mark" : "");
+	else if (marks)
+		fprintf(f, "# approximate: omega %g chunk %llu\n", sk_omega,
+			&sk_chunk ? sk_chunk : 0);
 }
 
 /* ------------------------------------------------------------ offline */
@@ -2537,6 +2589,10 @@ int main(int argc, char **argv)
 		format = F_COUNT;
 		writer = w_none;
 		report_setup(&(rep_config){ roi_names, nroi, roi_markers, csv_dir, heat_out });
+	}
+	if (approximate() && (format == F_TEXT || format == F_CSV)) {
+		marked_writer = writer;
+		writer = w_marked;
 	}
 	track_heap = symbolize || reporting;
 	if (replay_pid && (track_heap || online)) {

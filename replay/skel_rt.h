@@ -65,6 +65,10 @@ struct sk_thread {
 	struct sk_rec *batch;       /* the report's accesses not handed over
 	                             * (sk_batch_add), or NULL */
 	uint32_t nbatch;
+	/* last, for the same reason: the approximate mode's mark of the
+	 * access being emitted (SK_EXACT, SK_ATTRIBUTED, SK_ABSENT) */
+	int mark;
+	uint64_t nmarked[2];        /* attributed, absent accesses kept */
 };
 
 /* skel report takes the accesses in batches, stored here without a call
@@ -399,5 +403,14 @@ typedef struct sk_pc_scope {
 /* an indirect jump's destination at link-time pc: recorded less the pc */
 #define TARGET(pc) ((pc) + sk_small(t))
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
+/* The approximate mode (skel gen --omega, docs/bid.md): an access traced
+ * at its fulcrum's address (the paper's AIA attribution), and one whose
+ * address is not known (absent: counted, its address 0 and ignored). */
+enum { SK_EXACT, SK_ATTRIBUTED, SK_ABSENT };
+#define OUT_MARKED(m, pc, kind, size, addr) \
+	(t->mark = (m), OUT(pc, kind, size, addr), t->nmarked[(m) - 1] += t->roi_on != 0, \
+	 t->mark = SK_EXACT)
+#define OUT_ATTR(pc, kind, size, addr) OUT_MARKED(SK_ATTRIBUTED, pc, kind, size, addr)
+#define OUT_ABSENT(pc, kind, size, addr) OUT_MARKED(SK_ABSENT, pc, kind, size, addr)
 
 #endif

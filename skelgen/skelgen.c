@@ -76,6 +76,12 @@ typedef struct rgen {
 	int32_t *slice_to;      /* per block: a sliced loop's header -> the
 	                           block its every exit leads to, else -1 */
 	uint8_t *sliced;        /* per block: inside a sliced loop */
+	/* approximate mode (bid_plan): per access of a.acc */
+	uint8_t *role;          /* enum bid_role; BID_KEPT: exact */
+	int32_t *fulcrum;       /* BID_ATTRIBUTED: the access it is counted on */
+	int32_t *attr_next;     /* a fulcrum: its first attributed access; an
+	                           attributed one: the next on its fulcrum */
+	uint64_t bid_exprs, bid_kept, bid_aia; /* bid_select's sums */
 } rgen;
 
 static void emit_signature(gen *g, uint32_t id);
@@ -820,19 +826,30 @@ static const access_info *access_at(const analysis *a, uint32_t i, unsigned k)
 	return lo < a->nacc && a->acc[lo].insn == i && a->acc[lo].k == k ? &a->acc[lo] : NULL;
 }
 
-static void emit_out(FILE *f, const insn *in, const access_info *x, const char *addr_var)
+/* x's access(es) through `macro` (OUT, or skel_rt.h's approximate
+ * OUT_ATTR, OUT_ABSENT) at the address in addr_var, else addr's value,
+ * else 0 */
+static void emit_out_as(FILE *f, const char *macro, const insn *in, const access_info *x,
+			const char *addr_var, const expr *addr)
 {
 	uint64_t pc = in->addr;
 	unsigned kinds[2] = { x->kind == ACC_W ? ACC_W : ACC_R, ACC_W };
 	unsigned n = x->kind == ACC_RW ? 2 : 1;
 	for (unsigned j = 0; j < n; j++) {
-		fprintf(f, "\tOUT(0x%" PRIx64 "ull, %s, %u, ", pc, kind_c(kinds[j]), x->size);
+		fprintf(f, "\t%s(0x%" PRIx64 "ull, %s, %u, ", macro, pc, kind_c(kinds[j]), x->size);
 		if (addr_var)
 			fputs(addr_var, f);
+		else if (addr)
+			emit_expr(f, addr);
 		else
-			emit_expr(f, x->addr);
+			fputs("0", f);
 		fprintf(f, ");%s%s%s\n", j ? "" : "\t/* ", j ? "" : in->text, j ? "" : " */");
 	}
+}
+
+static void emit_out(FILE *f, const insn *in, const access_info *x, const char *addr_var)
+{
+	emit_out_as(f, "OUT", in, x, addr_var, x->addr);
 }
 
 static void emit_rep(rgen *g, uint32_t i)
@@ -922,6 +939,33 @@ static void emit_insn_shared(rgen *g, uint32_t i, const shared_at *u)
 	emit_regs_shared(g, i, u, SP_REG_AFTER);
 }
 
+/* The accesses counted on x (approximate mode), at x's address, right
+ * after it: their own values may be gone by their own place. */
+static void emit_attributed(rgen *g, const access_info *x, const char *addr_var)
+{
+	const analysis *a = &g->a;
+	for (int32_t y = g->attr_next ? g->attr_next[x - a->acc] : -1; y >= 0; y = g->attr_next[y])
+		emit_out_as(g->g->f, "OUT_ATTR", &g->r->insns[a->acc[y].insn], &a->acc[y],
+			    addr_var, x->addr);
+}
+
+static void emit_access(rgen *g, const insn *in, const access_info *x)
+{
+	FILE *f = g->g->f;
+	uint8_t role = g->role ? g->role[x - g->a.acc] : BID_KEPT;
+	if (role == BID_ABSENT) {
+		emit_out_as(f, "OUT_ABSENT", in, x, NULL, NULL);
+	} else if (role == BID_KEPT && x->addr) {
+		emit_out(f, in, x, NULL);
+		emit_attributed(g, x, NULL);
+	} else if (role == BID_KEPT) {
+		fprintf(f, "\t{ uint64_t ad = %s;\n", addr_in(in->addr, x->k));
+		emit_out(f, in, x, "ad");
+		emit_attributed(g, x, "ad");
+		fputs("\t}\n", f);
+	}
+}
+
 static void emit_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
@@ -963,15 +1007,8 @@ static void emit_insn(rgen *g, uint32_t i)
 	} else {
 		for (unsigned m = 0; m < in->nmem; m++) {
 			const access_info *x = access_at(a, i, m);
-			if (!x)
-				continue;
-			if (x->addr) {
-				emit_out(f, in, x, NULL);
-			} else {
-				fprintf(f, "\t{ uint64_t ad = %s;\n", addr_in(in->addr, m));
-				emit_out(f, in, x, "ad");
-				fputs("\t}\n", f);
-			}
+			if (x)
+				emit_access(g, in, x);
 		}
 	}
 	/* skip the direct-address probes (consumed above) and the branch /
@@ -1002,7 +1039,7 @@ static void prepare(rgen *g)
 	for (uint32_t k = a->nprobes; k-- > 0;)
 		g->probe_first[a->probes[k].insn] = k;
 	for (uint32_t i = 0; i < a->nacc; i++)
-		if (a->acc[i].addr) {
+		if (a->acc[i].addr && (!g->role || g->role[i] == BID_KEPT)) {
 			mark_counters(g, a->acc[i].addr);
 			expr_leaves(a->acc[i].addr, mark_leaf, g);
 		}
@@ -1029,6 +1066,262 @@ static bool reachable(const routine *r, uint32_t b)
 {
 	return b == 0 || r->blocks[b].idom >= 0;
 }
+
+/* ---------------------------------------- approximate mode (issue 15) */
+
+/* Selective BID instrumentation (Economo et al., seeds/, §III; the
+ * algorithm is ivres/bid.c).  skel pays for an access's address only
+ * when it comes from a recorded value: a direct address, or an expression
+ * over a register recorded for it.  Those accesses are the paper's
+ * expressions E_b, block by block; bid_select keeps ceil(ω·m) of their
+ * classes.  A probe is dropped when nothing still emitted needs its
+ * value; an access that lost a value is emitted at its fulcrum's address
+ * (attributed) or without an address (absent), both marked.  An access
+ * not kept whose values survive for other reasons stays exact: it costs
+ * nothing more. */
+
+/* A probe the approximate mode may drop: a register or direct address
+ * recorded for this routine alone.  Not the stack pointer (entry words,
+ * resumes, rsp packed as deltas), not a rep string op's operands, not an
+ * internal routine's entry parameters, not at a shared instruction (its
+ * words are the union of several routines' needs). */
+static bool probe_droppable(const rgen *g, const probe *p)
+{
+	uint32_t one;
+	if (p->rep || is_entry_param(g, p) ||
+	    addrmap_get(&g->g->shared, g->r->insns[p->insn].addr, &one))
+		return false;
+	return p->kind == PR_ADDR ||
+	       ((p->kind == PR_REG_BEFORE || p->kind == PR_REG_AFTER) && p->reg != R_SP);
+}
+
+enum { VAL_FREE, VAL_DROPPABLE, VAL_PINNED };
+
+/* Per SSA value: recorded by droppable probes only, by one that is not,
+ * or not recorded here (counters, bias, the caller's arguments). */
+static uint8_t *recorded_values(const rgen *g)
+{
+	const analysis *a = &g->a;
+	uint8_t *rv = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		if ((p->kind != PR_REG_BEFORE && p->kind != PR_REG_AFTER) || p->val >= a->s.nvals)
+			continue;
+		if (!probe_droppable(g, p))
+			rv[p->val] = VAL_PINNED;
+		else if (rv[p->val] == VAL_FREE)
+			rv[p->val] = VAL_DROPPABLE;
+	}
+	return rv;
+}
+
+typedef struct leafscan {
+	const uint8_t *rv;
+	uint8_t *mark;          /* set for every leaf (may be NULL) */
+	bool droppable;         /* a leaf is VAL_DROPPABLE */
+	bool lost;              /* a leaf is VAL_DROPPABLE and not marked */
+} leafscan;
+
+static void scan_leaf(uint32_t v, void *arg)
+{
+	leafscan *x = arg;
+	if (v == SSA_BIAS)
+		return;
+	if (x->rv[v] == VAL_DROPPABLE) {
+		x->droppable = true;
+		x->lost |= x->mark && !x->mark[v];
+	}
+}
+
+static void need_leaf(uint32_t v, void *arg)
+{
+	leafscan *x = arg;
+	if (v != SSA_BIAS)
+		x->mark[v] = 1;
+}
+
+/* Whether access x is one of the paper's expressions: its address costs
+ * recorded values the approximate mode could drop. */
+static bool bid_candidate(const rgen *g, const access_info *x, const uint8_t *rv)
+{
+	const insn *in = &g->r->insns[x->insn];
+	uint32_t one;
+	if (x->rep || insn_is_rep(in) || in->mem[x->k].seg != SEG_NONE ||
+	    addrmap_get(&g->g->shared, in->addr, &one))
+		return false;
+	if (!x->addr)
+		return true;
+	leafscan s = { .rv = rv };
+	expr_leaves(x->addr, scan_leaf, &s);
+	return s.droppable;
+}
+
+static bid_reg_t bid_field(const analysis *a, uint32_t i, uint8_t reg, unsigned scale)
+{
+	if (reg == R_NONE)
+		return BID_NIL;
+	/* §III-B's incarnation: the register's SSA value before i */
+	return bid_reg(reg < SSA_NVARS ? a->s.before[i][reg] : UINT32_MAX - reg, scale);
+}
+
+/* §III-A: the instruction's own operand as a BID expression; a
+ * RIP-relative operand is an absolute address (footnote 2), IRR. */
+static bid_expr bid_expr_of(const analysis *a, const access_info *x)
+{
+	const mem_access *m = &a->r->insns[x->insn].mem[x->k];
+	if (m->base != R_NONE)
+		return (bid_expr){ BID_RRI, bid_field(a, x->insn, m->base, 1),
+				   bid_field(a, x->insn, m->index, m->scale), m->disp };
+	return (bid_expr){ BID_IRR, bid_field(a, x->insn, m->index, m->scale), BID_NIL, m->disp };
+}
+
+/* bid_select on block b's candidates: the wanted roles in g->role. */
+static void bid_block(rgen *g, const block *b, const uint8_t *cand)
+{
+	const analysis *a = &g->a;
+	uint32_t *idx = xmalloc((a->nacc ? a->nacc : 1) * sizeof *idx);
+	bid_expr *e = xmalloc((a->nacc ? a->nacc : 1) * sizeof *e);
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < a->nacc; k++)
+		if (cand[k] && a->acc[k].insn >= b->first && a->acc[k].insn < b->first + b->ninsn) {
+			idx[n] = k;
+			e[n++] = bid_expr_of(a, &a->acc[k]);
+		}
+	bid_choice c;
+	bid_select(e, n, g->g->o->omega, g->g->o->chunk, &c);
+	for (uint32_t j = 0; j < n; j++) {
+		g->role[idx[j]] = c.role[j];
+		g->fulcrum[idx[j]] = c.fulcrum[j] < 0 ? -1 : (int32_t)idx[c.fulcrum[j]];
+	}
+	g->bid_exprs += n;
+	g->bid_kept += c.kept;
+	g->bid_aia += c.aia;
+	bid_choice_free(&c);
+	free(e);
+	free(idx);
+}
+
+/* The values something still emitted needs: the addresses of kept and of
+ * non-candidate accesses, computed branches. */
+static uint8_t *needed_values(const rgen *g, const uint8_t *cand)
+{
+	const analysis *a = &g->a;
+	leafscan s = { .mark = xcalloc(a->s.nvals ? a->s.nvals : 1, 1) };
+	for (uint32_t k = 0; k < a->nacc; k++)
+		if (a->acc[k].addr && (!cand[k] || g->role[k] == BID_KEPT))
+			expr_leaves(a->acc[k].addr, need_leaf, &s);
+	for (uint32_t k = 0; k < a->nbr; k++)
+		if (a->br[k].how == BR_COMPUTED) {
+			expr_leaves(a->br[k].lhs, need_leaf, &s);
+			expr_leaves(a->br[k].rhs, need_leaf, &s);
+		}
+	return s.mark;
+}
+
+static bool probe_dropped(const rgen *g, const probe *p, const uint8_t *need)
+{
+	if (!probe_droppable(g, p))
+		return false;
+	if (p->kind == PR_ADDR) {
+		const access_info *x = access_at(&g->a, p->insn, p->k);
+		return x && g->role[x - g->a.acc] != BID_KEPT;
+	}
+	return p->val < g->a.s.nvals && !need[p->val];
+}
+
+/* The final role: exact when every value of the address is still
+ * recorded, else attributed when the fulcrum is exact, else absent. */
+static uint8_t final_role(const rgen *g, uint32_t k, const uint8_t *rv, const uint8_t *need,
+			  const uint8_t *dropped_addr)
+{
+	const access_info *x = &g->a.acc[k];
+	bool lost;
+	if (x->addr) {
+		leafscan s = { .rv = rv, .mark = (uint8_t *)need };
+		expr_leaves(x->addr, scan_leaf, &s);
+		lost = s.lost;
+	} else {
+		lost = dropped_addr[k];
+	}
+	if (!lost)
+		return BID_KEPT;
+	int32_t f = g->fulcrum[k];
+	return f >= 0 && g->role[f] == BID_KEPT ? BID_ATTRIBUTED : BID_ABSENT;
+}
+
+static void drop_probes(rgen *g, const uint8_t *rv, const uint8_t *cand)
+{
+	analysis *a = &g->a;
+	uint8_t *need = needed_values(g, cand);
+	uint8_t *dropped_addr = xcalloc(a->nacc ? a->nacc : 1, 1);
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		if (!probe_dropped(g, p, need))
+			a->probes[n++] = *p;
+		else if (p->kind == PR_ADDR)
+			dropped_addr[access_at(a, p->insn, p->k) - a->acc] = 1;
+	}
+	a->nprobes = n;
+	/* kept ones first: an attributed access needs its fulcrum's final role */
+	for (uint32_t k = 0; k < a->nacc; k++)
+		if (cand[k] && g->role[k] == BID_KEPT)
+			g->role[k] = final_role(g, k, rv, need, dropped_addr);
+	for (uint32_t k = 0; k < a->nacc; k++)
+		if (cand[k] && g->role[k] != BID_KEPT)
+			g->role[k] = final_role(g, k, rv, need, dropped_addr);
+	/* each fulcrum's attributed accesses, in program order */
+	for (uint32_t k = a->nacc; k-- > 0;)
+		if (g->role[k] == BID_ATTRIBUTED) {
+			g->attr_next[k] = g->attr_next[g->fulcrum[k]];
+			g->attr_next[g->fulcrum[k]] = (int32_t)k;
+		}
+	free(dropped_addr);
+	free(need);
+}
+
+static void bid_plan(rgen *g)
+{
+	const analysis *a = &g->a;
+	if (!g->g->o->approx || !a->nacc)
+		return;
+	g->role = xcalloc(a->nacc, 1);
+	g->fulcrum = xmalloc(a->nacc * sizeof *g->fulcrum);
+	g->attr_next = xmalloc(a->nacc * sizeof *g->attr_next);
+	for (uint32_t k = 0; k < a->nacc; k++)
+		g->fulcrum[k] = g->attr_next[k] = -1;
+	uint8_t *rv = recorded_values(g);
+	uint8_t *cand = xcalloc(a->nacc, 1);
+	for (uint32_t k = 0; k < a->nacc; k++)
+		cand[k] = bid_candidate(g, &a->acc[k], rv);
+	for (uint32_t b = 0; b < g->r->nblocks; b++)
+		if (reachable(g->r, b))
+			bid_block(g, &g->r->blocks[b], cand);
+	drop_probes(g, rv, cand);
+	free(cand);
+	free(rv);
+}
+
+static void count_roles(const rgen *g, skel_stats *st)
+{
+	st->bid_exprs += g->bid_exprs;
+	st->bid_kept += g->bid_kept;
+	st->bid_aia += g->bid_aia;
+	for (uint32_t k = 0; g->role && k < g->a.nacc; k++) {
+		st->bid_attributed += g->role[k] == BID_ATTRIBUTED;
+		st->bid_absent += g->role[k] == BID_ABSENT;
+	}
+}
+
+/* The analysis a skeleton is made of: the routine's, less what the
+ * approximate mode drops. */
+static void analyze_routine(rgen *g, unsigned flags)
+{
+	iv_analyze(&g->a, g->g->p, g->r, flags);
+	bid_plan(g);
+	prepare(g);
+}
+
 
 typedef struct avail {
 	const rgen *g;
@@ -1256,6 +1549,9 @@ static void rgen_free(rgen *g)
 	free(g->returned_at);
 	free(g->probe_first);
 	free(g->args);
+	free(g->role);
+	free(g->fulcrum);
+	free(g->attr_next);
 	iv_free(&g->a);
 }
 
@@ -1277,8 +1573,7 @@ static void find_shared_probes(gen *g)
 		if (!any || !r->nblocks)
 			continue;
 		rgen rg = { .g = g, .r = r, .id = id };
-		iv_analyze(&rg.a, p, r, g->o->all_accesses ? IV_ALL_DIRECT : 0);
-		prepare(&rg);
+		analyze_routine(&rg, g->o->all_accesses ? IV_ALL_DIRECT : 0);
 		plan_calls(&rg);
 		for (uint32_t i = 0; i < r->ninsn; i++) {
 			uint64_t pc = r->insns[i].addr;
@@ -1484,8 +1779,7 @@ static void find_entry_masks(gen *g)
 		if (!g->internal[i])
 			continue;
 		rgen rg = { .g = g, .r = r, .id = i };
-		iv_analyze(&rg.a, g->p, r, 0);
-		prepare(&rg);
+		analyze_routine(&rg, 0);
 		for (unsigned v = 0; v < SSA_NVARS && v < rg.a.s.nvals; v++)
 			if (rg.leaf_used[v] && rg.a.s.vals[v].kind == V_ENTRY)
 				g->entry_mask[i] |= 1u << v;
@@ -1518,6 +1812,13 @@ static void emit_header(gen *g)
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");
+	if (g->o->approx)
+		fprintf(g->f, "/* APPROXIMATE (selective BID instrumentation, skel gen --omega %g "
+			"--chunk %" PRIu64 "): per block, ceil(omega*m) of the m classes of\n"
+			" * accesses whose addresses cost recorded values keep their probes;\n"
+			" * OUT_ATTR: an access counted at its fulcrum's address (AIA),\n"
+			" * OUT_ABSENT: an access whose address is not known. */\n",
+			g->o->omega, g->o->chunk);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		if (g->p->routines[i].nblocks) {
 			fputs("SK_ROUTINE ", g->f);
@@ -1551,6 +1852,10 @@ static void emit_dispatch(gen *g)
 	 * values) */
 	fprintf(f, "const unsigned long long sk_patch_hash = 0x%" PRIx64 "ull;\n",
 		patch_hash(g->pt));
+	/* the replay heads an approximate trace with them (weak there) */
+	if (g->o->approx)
+		fprintf(f, "const double sk_omega = %.17g;\nconst unsigned long long sk_chunk = "
+			"%" PRIu64 "ull;\n", g->o->omega, g->o->chunk);
 	fputs("\nconst char *const sk_routine_names[] = {\n", f);
 	for (uint32_t i = 0; i < g->p->nroutines; i++)
 		fprintf(f, "\t\"%s\",\n", c_safe(g->p->routines[i].name, nb, sizeof nb));
@@ -1713,8 +2018,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		if (!r->nblocks)
 			continue;
 		rgen rg = { .g = &g, .r = r, .id = i };
-		iv_analyze(&rg.a, p, r, o->all_accesses ? IV_ALL_DIRECT : 0);
-		prepare(&rg);
+		analyze_routine(&rg, o->all_accesses ? IV_ALL_DIRECT : 0);
 		plan_calls(&rg);
 		plan_slices(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
@@ -1724,6 +2028,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		st->routines++;
 		st->mem_insns += rg.a.nmem_insns;
 		st->direct += rg.a.ndirect;
+		count_roles(&rg, st);
 		rgen_free(&rg);
 	}
 	/* the values recorded at run time, control words aside */

@@ -27,6 +27,12 @@ typedef struct skel_opts {
 	bool all_accesses;      /* full-tracing baseline: every access direct */
 	bool no_slice;          /* replay loops without accesses too */
 	const char *app;        /* the binary's path, for the header comment */
+	/* approximate mode (issue 15, selective BID instrumentation): per
+	 * block, ceil(omega·m) of the m classes of accesses whose addresses
+	 * cost recorded values keep their probes; chunk is the paper's C */
+	bool approx;
+	double omega;
+	uint64_t chunk;
 } skel_opts;
 
 typedef struct skel_stats {
@@ -37,6 +43,10 @@ typedef struct skel_stats {
 				   (gather/scatter, bt mem,reg, xlat) */
 	uint64_t first_inexact; /* pc of the first of them */
 	uint32_t sliced_loops;  /* loops without accesses, not replayed */
+	/* approximate mode: the expressions bid_select saw (the paper's
+	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
+	uint64_t bid_exprs, bid_kept, bid_aia;
+	uint64_t bid_attributed, bid_absent;
 } skel_stats;
 
 /* Writes the skeleton of p to out and fills `pt` with its patch. */
