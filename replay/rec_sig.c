@@ -388,25 +388,28 @@ REC_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t h)
  * are out of the recorder's sight, so that sigset(SIGSEGV, h) took the
  * buffer's guard fault from the recorder and sighold(SIGSEGV) made it a
  * kill.  Here they go through the interposed ones. */
+static int rec_sig_one(int how, int sig, sigset_t *was)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	if (sigaddset(&s, sig))
+		return -1;
+	return sigprocmask(how, &s, was);
+}
+
 REC_EXPORT __sighandler_t sigset(int sig, __sighandler_t h)
 {
 	if (sig <= 0 || sig >= NSIG) {
 		errno = EINVAL;
 		return SIG_ERR;
 	}
-	sigset_t s, was;
-	sigemptyset(&s);
-	sigaddset(&s, sig);
-	struct sigaction o;
-	if (h == SIG_HOLD) {
-		if (sigaction(sig, NULL, &o) || sigprocmask(SIG_BLOCK, &s, &was))
-			return SIG_ERR;
-	} else {
-		struct sigaction a = { .sa_handler = h };
-		sigemptyset(&a.sa_mask);
-		if (sigaction(sig, &a, &o) || sigprocmask(SIG_UNBLOCK, &s, &was))
-			return SIG_ERR;
-	}
+	int hold = h == SIG_HOLD;
+	struct sigaction a = { .sa_handler = h }, o;
+	sigemptyset(&a.sa_mask);
+	sigset_t was;
+	if (sigaction(sig, hold ? NULL : &a, &o) ||
+	    rec_sig_one(hold ? SIG_BLOCK : SIG_UNBLOCK, sig, &was))
+		return SIG_ERR;
 	return sigismember(&was, sig) ? SIG_HOLD : o.sa_handler;
 }
 
@@ -417,21 +420,12 @@ REC_EXPORT int sigignore(int sig)
 	return sigaction(sig, &a, NULL);
 }
 
-static int rec_sig_one(int how, int sig)
-{
-	sigset_t s;
-	sigemptyset(&s);
-	if (sigaddset(&s, sig))
-		return -1;
-	return sigprocmask(how, &s, NULL);
-}
-
 REC_EXPORT int sighold(int sig)
 {
-	return rec_sig_one(SIG_BLOCK, sig);
+	return rec_sig_one(SIG_BLOCK, sig, NULL);
 }
 
 REC_EXPORT int sigrelse(int sig)
 {
-	return rec_sig_one(SIG_UNBLOCK, sig);
+	return rec_sig_one(SIG_UNBLOCK, sig, NULL);
 }
