@@ -274,10 +274,22 @@ static int case_forkpty(void)
 	if (p == 0) {
 		printf("child %ld\n", s + work(50, 38));
 		fflush(stdout);
-		_exit(0);
+		/* wait for the parent to have read the line: a pty's master
+		 * may see EIO instead of the data once the slave is closed */
+		char c;
+		ssize_t r = read(0, &c, 1);
+		_exit(r == 1 ? 0 : 1);
 	}
 	char buf[64];
-	ssize_t n = read(m, buf, sizeof buf);
+	ssize_t n = 0, r;
+	while (n < (ssize_t)sizeof buf &&
+	       (r = read(m, buf + n, sizeof buf - (size_t)n)) > 0) {
+		n += r;
+		if (memchr(buf, '\n', (size_t)n))
+			break;
+	}
+	if (write(m, "\n", 1) != 1)
+		return 1;
 	printf("reaped %d, %zd bytes from the child\n", reap(p), n);
 	printf("parent %ld\n", s + work(20, 39));
 	return 0;
