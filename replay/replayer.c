@@ -1103,16 +1103,42 @@ uint64_t sk_peek_more(sk_thread *t)
 	return *t->w;
 }
 
-void sk_crashed(sk_thread *t)
+void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
 {
 	stream *s = t->sink;
 	if (soft_end(s))	/* words left: an event's stop */
 		return;
+	if (s->crash.has_addr && (s->crash.addr < addr || s->crash.addr - addr >= (size ? size : 1)))
+		return;		/* another execution of pc */
 	pthread_mutex_lock(&mu);
 	bool last = s->finished && !s->qh;
 	pthread_mutex_unlock(&mu);
 	if (last)
 		longjmp(s->end, 1);
+}
+
+/* As words_wait, but a stream that is over returns: whether the thread
+ * died at one of pcs. */
+int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+{
+	stream *s = t->sink;
+	if (t->crash_pc == UINT64_MAX)
+		return 0;
+	while (t->w == t->end) {
+		if (soft_end(s)) {
+			heap_catch_up(s);
+			continue;
+		}
+		if (!refill(s)) {
+			for (unsigned i = 0; i < n; i++)
+				if (pcs[i] == t->crash_pc)
+					return 1;
+			return 0;
+		}
+		if (track_heap || reporting)
+			heap_catch_up(s);
+	}
+	return 0;
 }
 
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
