@@ -321,15 +321,20 @@ static inline void sk_resume_pop(sk_resume *r)
  * one of pcs[0..n): an exit-value loop it was in runs to that access. */
 int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n);
 
-/* Entering an exit-value loop (skelgen.c, plan_exits): its register at
- * the exit, recorded at the exit block (pc) less delta slot `slot`, is
- * e0 + c * I in the iteration that leaves: the trip count I.  A value no
- * iteration reaches is a desynchronisation, not a runaway loop. */
-static inline uint64_t sk_trip(sk_thread *t, uint64_t pc, unsigned slot, uint64_t e0,
-			       int64_t c, const uint64_t *pcs, unsigned npcs)
+/* Entering an exit-value loop (skelgen.c, plan_exits): when the thread's
+ * stream is over and it died in the loop (at one of its accesses, pcs),
+ * the loop runs to the faulting access (sk_out stops there). */
+static inline int sk_trip_dead(sk_thread *t, const uint64_t *pcs, unsigned npcs)
 {
-	if (__builtin_expect(t->w == t->end, 0) && sk_trip_crashed(t, pcs, npcs))
-		return UINT64_MAX;
+	return __builtin_expect(t->w == t->end, 0) && sk_trip_crashed(t, pcs, npcs);
+}
+
+/* Else its trip count: the register of the exit it takes, recorded there
+ * (pc) less delta slot `slot`, is e0 + c * I in the iteration that
+ * leaves.  A value no iteration reaches is a desynchronisation, not a
+ * runaway loop. */
+static inline uint64_t sk_trip(sk_thread *t, uint64_t pc, unsigned slot, uint64_t e0, int64_t c)
+{
 	uint64_t x = (t->dslot[slot] += sk_small(t));
 	int64_t d = (int64_t)(x - e0);
 	if (d == INT64_MIN || d % c || d / c < 0)

@@ -85,19 +85,28 @@ typedef struct rgen {
 	struct exit_loop *xl;   /* per loop (plan_exits), or NULL */
 } rgen;
 
-/* A loop whose one recorded value is its exit (plan_exits): the register
- * `reg` recorded once where the loop leaves to `exit_block`, instead of
- * the outcome of its exit jump at every iteration. */
+/* A loop whose one recorded value is its exit (plan_exits): where it
+ * leaves, the register `reg` of that exit's jump recorded once (and,
+ * when it has several exits, which one), instead of the outcomes of its
+ * exit jumps at every iteration. */
+#define XL_MAX 4
 typedef struct exit_loop {
-	uint32_t insn;          /* the exit jump; UINT32_MAX: not such a loop */
-	uint32_t exit_block;    /* entered from the jump's block only */
-	uint8_t reg;
-	int64_t c;              /* reg = e0 + c * I at the jump */
-	expr *e0;
+	uint32_t n;             /* exits; 0: not such a loop */
+	struct loop_exit {
+		uint32_t insn;          /* the exit's conditional jump */
+		uint32_t block;         /* where it leads: entered from there only */
+		uint8_t reg;
+		int64_t c;              /* reg = e0 + c * I at the jump */
+		expr *e0;
+	} x[XL_MAX];
 } exit_loop;
+/* The word an exit's number j is recorded as (PATCH_WORD, so `sword`:
+ * less PATCH_CTL_BASE, -(j + 1), a byte in the file) */
+#define XL_WORD(j) (PATCH_CTL_BASE - 1 - (uint64_t)(j))
 
 static void emit_signature(gen *g, uint32_t id);
 static void emit_landing_pads(rgen *g);
+static bool block_in_loop(const routine *r, uint32_t b, uint32_t l);
 
 /* A symbol name inside a C comment or string: any byte that could end
  * either (or is not printable) is written as '?'. */
@@ -481,7 +490,10 @@ static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 static bool exit_jump(const rgen *g, uint32_t i)
 {
 	int32_t l = g->r->blocks[g->a.s.block_of[i]].loop;
-	return g->xl && l >= 0 && g->xl[l].insn == i;
+	for (uint32_t j = 0; g->xl && l >= 0 && j < g->xl[l].n; j++)
+		if (g->xl[l].x[j].insn == i)
+			return true;
+	return false;
 }
 
 static void patch_insn(rgen *g, uint32_t i)
@@ -503,8 +515,14 @@ static void patch_insn(rgen *g, uint32_t i)
 	if (g->returned_at[i])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
 	for (uint32_t l = 0; g->xl && l < g->r->nloops; l++)
-		if (g->xl[l].insn != UINT32_MAX && g->r->blocks[g->xl[l].exit_block].first == i)
-			add_probe(g, i, false, PATCH_REG, g->xl[l].reg, 0, 0);
+		for (uint32_t j = 0; j < g->xl[l].n; j++) {
+			const struct loop_exit *x = &g->xl[l].x[j];
+			if (g->r->blocks[x->block].first != i)
+				continue;
+			if (g->xl[l].n > 1)
+				add_probe(g, i, false, PATCH_WORD, 0, 0, XL_WORD(j));
+			add_probe(g, i, false, PATCH_REG, x->reg, 0, 0);
+		}
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
 		if (is_entry_param(g, p) || (p->kind == PR_BRANCH && exit_jump(g, i)))
@@ -553,17 +571,59 @@ static bool call_needs_returned(const rgen *g, const block *b)
 	return id < 0 || g->g->extern_tail[id];
 }
 
-/* Entering exit-value loop l: its trip count from the register recorded
- * at its exit (skel_rt.h, sk_trip). */
-static void emit_trip(rgen *g, uint32_t l)
+/* Exit j of loop l: its trip count from the register recorded there. */
+static void emit_trip_of(rgen *g, uint32_t l, uint32_t j)
 {
-	const exit_loop *x = &g->xl[l];
-	const insn *first = &g->r->insns[g->r->blocks[x->exit_block].first];
+	const struct loop_exit *x = &g->xl[l].x[j];
+	const insn *first = &g->r->insns[g->r->blocks[x->block].first];
 	FILE *f = g->g->f;
 	fprintf(f, "N%u = sk_trip(t, 0x%" PRIx64 "ull, %u, ", l, first->addr,
 		dslot(first->addr, x->reg, false));
 	emit_expr(f, x->e0);
-	fprintf(f, ", %" PRId64 ", X%u_pcs, sizeof X%u_pcs / 8); ", x->c, l, l);
+	fprintf(f, ", %" PRId64 "); ", x->c);
+}
+
+/* Entering exit-value loop l: its trip count (skel_rt.h, sk_trip), and
+ * with several exits, first the number of the one it takes.  A thread
+ * that died in it has neither: the loop runs to the faulting access. */
+static void emit_trip(rgen *g, uint32_t l)
+{
+	const exit_loop *x = &g->xl[l];
+	FILE *f = g->g->f;
+	fprintf(f, "if (sk_trip_dead(t, X%u_pcs, sizeof X%u_pcs / 8)) { N%u = W%u = UINT64_MAX; } "
+		"else ", l, l, l, l);
+	if (x->n == 1) {
+		fputs("{ ", f);
+		emit_trip_of(g, l, 0);
+		fputs("} ", f);
+		return;
+	}
+	fprintf(f, "switch (W%u = 0 - SMALL() - 1) { ", l);
+	for (uint32_t j = 0; j < x->n; j++) {
+		fprintf(f, "case %u: ", j);
+		emit_trip_of(g, l, j);
+		fputs("break; ", f);
+	}
+	fprintf(f, "default: sk_desync(t, 0x%" PRIx64 "ull, \"a loop's exit number\", W%u); } ",
+		g->r->insns[g->r->blocks[x->x[0].block].first].addr, l);
+}
+
+/* An edge into an exit-value loop's exit block from outside the loop:
+ * the words recorded there (for the loop's exit) are read and dropped;
+ * their delta slot takes the value, as in the recorder. */
+static void exit_words(rgen *g, uint32_t from, uint32_t to)
+{
+	const routine *r = g->r;
+	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
+		for (uint32_t j = 0; j < g->xl[l].n; j++) {
+			const struct loop_exit *x = &g->xl[l].x[j];
+			if (x->block != to || block_in_loop(r, from, l))
+				continue;
+			uint64_t pc = r->insns[r->blocks[to].first].addr;
+			if (g->xl[l].n > 1)
+				fputs("(void)SMALL(); ", g->g->f);
+			fprintf(g->g->f, "(void)DSMALL(%u); ", dslot(pc, x->reg, false));
+		}
 }
 
 static void emit_edge(rgen *g, uint32_t from, uint32_t to)
@@ -576,13 +636,14 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 		return;
 	}
 	fputs("{ ", f);
+	exit_words(g, from, to);
 	for (uint32_t l = 0; l < r->nloops; l++) {
 		if (!g->counter_used[l] || r->loops[l].header != to)
 			continue;
 		bool inside = false;
 		for (int32_t x = r->blocks[from].loop; x >= 0; x = r->loops[x].parent)
 			inside |= (uint32_t)x == l;
-		if (!inside && g->xl && g->xl[l].insn != UINT32_MAX)
+		if (!inside && g->xl && g->xl[l].n)
 			emit_trip(g, l);
 		fprintf(f, inside ? "I%u++; " : "I%u = 0; ", l);
 	}
@@ -681,9 +742,17 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	const branch_info *br = branch_at(&g->a, i);
 	fputs("\tif (", f);
 	int32_t xl = b->loop;
-	if (g->xl && xl >= 0 && g->xl[xl].insn == i) {
-		bool exits = r->blocks[g->xl[xl].exit_block].start == in->target;
-		fprintf(f, "I%d %s N%d", xl, exits ? "==" : "!=", xl);
+	uint32_t xj = 0;
+	while (g->xl && xl >= 0 && xj < g->xl[xl].n && g->xl[xl].x[xj].insn != i)
+		xj++;
+	/* a computed exit keeps its condition (its values are read for it);
+	 * the recorded ones leave in iteration N, by exit W */
+	if (g->xl && xl >= 0 && xj < g->xl[xl].n && !(br && br->how == BR_COMPUTED)) {
+		bool exits = r->blocks[g->xl[xl].x[xj].block].start == in->target;
+		fprintf(f, "%s(I%d == N%d", exits ? "" : "!", xl, xl);
+		if (g->xl[xl].n > 1)
+			fprintf(f, " && W%d == %u", xl, xj);
+		fputc(')', f);
 	} else if (br && br->how == BR_COMPUTED) {
 		/* recorded for another routine sharing this jump */
 		if (sp_has(shared_of(g->g, in->addr), SP_BRANCH, 0, 0))
@@ -1432,7 +1501,8 @@ static void emit_exit_decl(rgen *g, uint32_t l)
 	const routine *r = g->r;
 	const loop *L = &r->loops[l];
 	FILE *f = g->g->f;
-	fprintf(f, "\tuint64_t N%u = 0;\n\tstatic const uint64_t X%u_pcs[] = {", l, l);
+	fprintf(f, "\tuint64_t N%u = 0, W%u = 0;\n\t(void)W%u;\n"
+		"\tstatic const uint64_t X%u_pcs[] = {", l, l, l, l);
 	unsigned n = 0;
 	for (uint32_t k = 0; k < L->nblocks; k++) {
 		const block *b = &r->blocks[L->blocks[k]];
@@ -1466,7 +1536,7 @@ static void emit_routine(rgen *g)
 		if (g->counter_used[l])
 			fprintf(f, "\tuint64_t I%u = 0;\n", l);
 	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
-		if (g->xl[l].insn != UINT32_MAX)
+		if (g->xl[l].n)
 			emit_exit_decl(g, l);
 	for (uint32_t i = 0; i < r->ninsn; i++)
 		rep |= insn_is_rep(&r->insns[i]);
@@ -1636,35 +1706,95 @@ static void leaf_at_hand(uint32_t v, void *arg)
 		x->ok = false;
 }
 
-/* The issue-12 case the slides solve with loop bounds: a scan (strlen, a
- * search with a break, a sentinel loop) whose addresses are computed and
- * whose one unknown is when it stops.  An innermost loop with one entry
- * and one exit edge, whose only probe is the conditional jump of that
- * exit, entered from outside by its header; the exit's block has no other
- * way in; a register at the jump is e0 + c * I, e0 known at the loop's
- * entry.  Then that register is recorded once, where the loop leaves,
- * and the skeleton finds the trip count from it (sk_trip).  Loops with
- * more to record keep their outcomes. */
-static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *x)
+/* A register at exit jump ix (in block xb) of loop l that is e0 + c * I,
+ * e0 known at the loop's entry: x filled, true. */
+static bool exit_register(rgen *g, uint32_t l, uint32_t xb, struct loop_exit *x)
+{
+	analysis *a = &g->a;
+	for (uint8_t reg = 0; reg < 16; reg++) {
+		int64_t c = 0;
+		if (reg == R_SP)
+			continue;
+		expr *e = expr_of_value(a->ec, a->s.at_end[xb][reg]);
+		expr *e0 = split_counter(g->r, a->ec, e, l, &c);
+		avail ok = { g, true };
+		if (e0)
+			expr_leaves(e0, leaf_at_hand, &ok);
+		/* |c| small: e0 + c * I wraps only after 2^44 iterations */
+		if (!e0 || !ok.ok || c == 0 || c > (1 << 20) || c < -(1 << 20))
+			continue;
+		x->reg = reg;
+		x->c = c;
+		x->e0 = e0;
+		return true;
+	}
+	return false;
+}
+
+/* Exit block tb of loop l: entered from one block of the loop, and from
+ * outside it only by edges the skeleton takes through emit_edge (which
+ * reads and drops the words recorded there, exit_words). */
+static bool other_ways_in(const rgen *g, uint32_t l, uint32_t tb)
+{
+	const routine *r = g->r;
+	const block *t = &r->blocks[tb];
+	uint32_t inside = 0;
+	for (uint32_t k = 0; k < t->npred; k++) {
+		const block *p = &r->blocks[t->pred[k]];
+		if (block_in_loop(r, t->pred[k], l)) {
+			inside++;
+			continue;
+		}
+		if (p->flags & (BLK_JUMPTABLE | BLK_IJUMP | BLK_TAILCALL) || !p->ninsn)
+			return false;
+	}
+	return inside == 1;
+}
+
+/* The issue-12 case the slides solve with loop bounds: a scan (strlen,
+ * strchr, a search with a break, a sentinel loop) whose addresses are
+ * computed and whose one unknown is when it stops.  An innermost loop
+ * with one entry, entered by its header, whose only probes are the
+ * conditional jumps of its exits (XL_MAX at most; one at least recorded),
+ * each leading to a block entered from the loop by no other edge, and at
+ * each such jump a register that is e0 + c * I, e0 known at the loop's
+ * entry.  Then that register is
+ * recorded once where the loop leaves (with the exit's number when there
+ * are several), and the skeleton finds the trip count from it (sk_trip).
+ * Loops with more to record keep their outcomes. */
+static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
 {
 	const routine *r = g->r;
 	analysis *a = &g->a;
 	const loop *L = &r->loops[l];
-	if (L->irreducible || L->nentries != 1 || L->header == 0 || L->nexits != 1 ||
-	    (g->sliced && g->sliced[L->header]))
+	if (L->irreducible || L->nentries != 1 || L->header == 0 || !L->nexits ||
+	    L->nexits > XL_MAX || (g->sliced && g->sliced[L->header]))
 		return false;
 	for (uint32_t m = 0; m < r->nloops; m++)
 		if (r->loops[m].parent == (int32_t)l)
 			return false;
-	uint32_t xb = L->exit_from[0], tb = L->exit_to[0];
-	const block *b = &r->blocks[xb], *t = &r->blocks[tb];
-	uint32_t ix = b->first + b->ninsn - 1;
-	const insn *in = &r->insns[ix];
-	const branch_info *br = branch_at(a, ix);
-	if (tb == 0 || t->npred != 1 || !t->ninsn || !reachable(r, tb) ||
-	    in->flow != FLOW_CJUMP || !branch_packed(in) || !br || br->how != BR_RECORDED ||
-	    shared_of(g->g, r->insns[t->first].addr) || g->returned_at[t->first])
-		return false;
+	xl->n = L->nexits;
+	bool recorded = false;
+	for (uint32_t j = 0; j < L->nexits; j++) {
+		uint32_t xb = L->exit_from[j], tb = L->exit_to[j];
+		const block *b = &r->blocks[xb], *t = &r->blocks[tb];
+		uint32_t ix = b->first + b->ninsn - 1;
+		const insn *in = &r->insns[ix];
+		const branch_info *br = branch_at(a, ix);
+		/* a computed exit (a counted search with a break) records
+		 * where it leads too: the skeleton reads the loop's words at
+		 * its entry, whichever exit comes (the jump keeps its
+		 * computed condition, emit_cjump) */
+		if (tb == 0 || !t->ninsn || !reachable(r, tb) || !other_ways_in(g, l, tb) ||
+		    in->flow != FLOW_CJUMP || !branch_packed(in) || !br ||
+		    shared_of(g->g, r->insns[t->first].addr) || g->returned_at[t->first])
+			return false;
+		recorded |= br->how == BR_RECORDED;
+		xl->x[j].insn = ix;
+		xl->x[j].block = tb;
+		if (!exit_register(g, l, xb, &xl->x[j]))
+			return false;
+	}
 	for (uint32_t k = 0; k < L->nblocks; k++) {
 		const block *lb = &r->blocks[L->blocks[k]];
 		if (!reachable(r, L->blocks[k]) ||
@@ -1674,29 +1804,14 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *x)
 			if (shared_of(g->g, r->insns[i].addr) || g->returned_at[i])
 				return false;
 			for (uint32_t p = g->probe_first[i]; p < a->nprobes && a->probes[p].insn == i; p++)
-				if (a->probes[p].kind != PR_BRANCH || i != ix)
+				if (a->probes[p].kind != PR_BRANCH || !exit_jump(g, i))
 					return false;
 		}
 	}
 	for (uint32_t k = 0; k < g->nargs; k++)
 		if (!g->args[k].e && block_in_loop(r, a->s.block_of[g->args[k].insn], l))
 			return false;
-	for (uint8_t reg = 0; reg < 16; reg++) {
-		int64_t c = 0;
-		if (reg == R_SP)
-			continue;
-		expr *e = expr_of_value(a->ec, a->s.at_end[xb][reg]);
-		expr *e0 = split_counter(r, a->ec, e, l, &c);
-		avail ok = { g, true };
-		if (e0)
-			expr_leaves(e0, leaf_at_hand, &ok);
-		/* |c| small: e0 + c * I wraps only after 2^44 iterations */
-		if (!e0 || !ok.ok || c == 0 || c > (1 << 20) || c < -(1 << 20))
-			continue;
-		*x = (exit_loop){ ix, tb, reg, c, e0 };
-		return true;
-	}
-	return false;
+	return recorded;
 }
 
 static void plan_exits(rgen *g)
@@ -1704,15 +1819,15 @@ static void plan_exits(rgen *g)
 	const routine *r = g->r;
 	if (g->g->o->all_accesses || g->role || !r->nloops)
 		return;
-	g->xl = xmalloc(r->nloops * sizeof *g->xl);
+	g->xl = xcalloc(r->nloops, sizeof *g->xl);
 	for (uint32_t l = 0; l < r->nloops; l++) {
-		g->xl[l].insn = UINT32_MAX;
 		if (!exit_loop_ok(g, l, &g->xl[l])) {
-			g->xl[l].insn = UINT32_MAX;
+			g->xl[l].n = 0;
 			continue;
 		}
 		g->counter_used[l] = 1;
-		mark_counters(g, g->xl[l].e0);
+		for (uint32_t j = 0; j < g->xl[l].n; j++)
+			mark_counters(g, g->xl[l].x[j].e0);
 		g->g->st->exit_loops++;
 	}
 }

@@ -4,6 +4,12 @@
  *   scan   strlen's `while (*p) p++` (step 1), from every offset
  *   ints   an int array scanned to a sentinel (step 4)
  *   back   a scan down from the end over blanks (step -1)
+ *   chr    strchr's loop: two exits, the NUL or the character (the exit
+ *          taken is recorded with the pointer); one exit block is also
+ *          reached from before the loop (its words are read and dropped)
+ *   find   a counted search with a break: its two exits (a computed and
+ *          a recorded one) lead to one block, with another register form
+ *          at each: its outcomes stay recorded (and exact)
  *   none   loops that stop at once (trip count 0)
  *   init   the text alone (what the other modes add to)
  *   outer  a scan inside a loop over rows (e0 holds the outer counter)
@@ -38,6 +44,25 @@ __attribute__((noinline)) static long back(const char *s, long n)
 	while (p[-1] == ' ')
 		p--;
 	return p - s;
+}
+
+__attribute__((noinline)) static const char *chr(const char *s, int c)
+{
+	while (*s != (char)c) {
+		if (!*s)
+			return NULL;
+		s++;
+	}
+	return s;
+}
+
+__attribute__((noinline)) static long find(const int *a, long n, int k)
+{
+	long i;
+	for (i = 0; i < n; i++)
+		if (a[i] == k)
+			break;
+	return i;
 }
 
 __attribute__((noinline)) static long total(const long *a, long n)
@@ -89,6 +114,14 @@ int main(int argc, char **argv)
 			sum += back(b, 63);
 		}
 	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "chr"))
+		for (int i = 0; i < 4000; i += 11) {
+			const char *q = chr(text + i, 'q');
+			sum += q ? q - text : -1;
+		}
+	if (!strcmp(mode, "all") || !strcmp(mode, "find"))
+		for (int i = 0; i < 2000; i += 17)
+			sum += find(arr + i, 40, i % 3 ? 96 * (i / 96 + 1) - 1 : -5);
 	if (!strcmp(mode, "all") || !strcmp(mode, "none"))
 		for (int i = 0; i < 100; i++)
 			sum += scan("") + ints((const int[]){ -1 });
