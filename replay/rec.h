@@ -87,6 +87,8 @@ typedef struct rec_thread {
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
+	struct rec_sigq *sigq;	/* signals held for its next probe
+				   (rec_sig.c), NULL until the first */
 } rec_thread;
 
 extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
@@ -413,6 +415,9 @@ void rec_fork_event(uint32_t pid);
 /* -------------------------------------------------------- rec_sig.c */
 
 void rec_signals_install(void);
+/* The signals held for the thread's next probe, run now (it stops
+ * recording: exit, thread end). */
+void rec_sig_run_held(void);
 /* sigaction as libc does it, past our interposer */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
 

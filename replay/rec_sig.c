@@ -6,7 +6,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -87,34 +89,31 @@ static void rec_note_crash(int sig, void *ucv)
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
 
-static void rec_note_signal(int sig, void *ucv);
+static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *uc);
 
 /* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
  * for.  Its sa_mask is not applied (documented). */
 static void rec_chain(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction *a = &rec_prog_act[sig];
-	if (a->sa_flags & SA_SIGINFO) {
-		void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
-		if (a->sa_flags & SA_RESETHAND)
-			a->sa_handler = SIG_DFL, a->sa_flags = 0;
-		rec_note_signal(sig, uc);
-		fn(sig, si, uc);
-		return;
+	if (!(a->sa_flags & SA_SIGINFO)) {
+		void (*h)(int) = a->sa_handler;
+		if (h == SIG_IGN && si->si_code <= 0)
+			return;	/* sent by kill(): ignored; a fault is fatal */
+		if (h == SIG_DFL || h == SIG_IGN) {
+			rec_note_crash(sig, uc);
+			rec_die_by(sig);
+			return;
+		}
 	}
-	void (*h)(int) = a->sa_handler;
-	if (h == SIG_IGN && si->si_code <= 0)
-		return;	/* sent by kill(): ignored; a fault is fatal */
-	if (h == SIG_DFL || h == SIG_IGN) {
-		rec_note_crash(sig, uc);
-		rec_die_by(sig);
-		return;
-	}
+	struct sigaction run = *a;
 	if (a->sa_flags & SA_RESETHAND)
-		a->sa_handler = SIG_DFL;
-	rec_note_signal(sig, uc);
-	h(sig);
+		a->sa_handler = SIG_DFL, a->sa_flags = 0;
+	rec_handler_now(&run, sig, si, uc);
 }
+
+static int rec_held_fault(rec_thread *t, greg_t *g);
 
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 {
@@ -126,6 +125,8 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 	    at_rip[1] == rec_store_insn[1] && at_rip[2] == rec_store_insn[2]) {
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
+		if (t && rec_held_fault(t, g))
+			return;
 		if (!t)		/* a thread we did not see start */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
@@ -161,10 +162,14 @@ static const rec_int3 *rec_int3_find(uint64_t pc)
 
 /* int3 sites: the kernel stops after the int3; continue in the
  * trampoline, which ends with a jmp behind the original instruction. */
+static int rec_stepped(greg_t *g);
+
 static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
+	if (si->si_code == TRAP_TRACE && rec_stepped(g))
+		return;
 	const rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1)
 				     : NULL;
 	if (s) {
@@ -176,33 +181,239 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 }
 
 
-/* A handler of the program, about to run: the words before it are
- * written and a SIGNAL chunk marks the place, so that the replay (which
- * does not model handlers yet) stops there and says so instead of
- * leaving the handler's accesses out silently. */
-static void rec_note_signal(int sig, void *ucv)
+/* ---------------------------------------------- the program's handlers
+ *
+ * A handler's words go into the interrupted thread's stream between two
+ * HANDLER events (format.h), and the replay runs the handler's skeleton
+ * there.  Where exactly: a signal the thread brings on itself (a fault,
+ * raise) runs its handler at once, at a pc the replay finds again (the
+ * faulting access; or the external call it came in).  An asynchronous
+ * one (a timer, another process) that comes in analyzed code could be at
+ * any of the executions of its pc since the last word, which the replay
+ * cannot tell apart; it is held until the thread's next probe, and runs
+ * right before that probe's word, where the replay reads it: the program
+ * sees a signal delivered a little later, which the kernel may do too.
+ * The next probe is made to fault: the thread's buffer is written out,
+ * its cursor back at the buffer's first page, which is made inaccessible
+ * until then. */
+#define REC_HELD_MAX 8
+typedef struct rec_held {
+	int sig;
+	siginfo_t si;
+	struct sigaction act;	/* the disposition when it came */
+} rec_held;
+typedef struct rec_sigq {
+	int armed;		/* the buffer's first page is PROT_NONE */
+	int stepping;		/* held in the trampolines: single steps
+				   (TF) until the thread is out of them */
+	int n;
+	rec_held v[REC_HELD_MAX];
+} rec_sigq;
+
+static void rec_keep_deliverable(sigset_t *s);
+
+static void rec_call(const struct sigaction *a, int sig, siginfo_t *si, void *uc)
+{
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
+	else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN)
+		a->sa_handler(sig);
+}
+
+/* The handler between its two events.  Its delta state (PATCH_DSP,
+ * PATCH_DREG) starts at 0 and the interrupted code's comes back after
+ * it: a held signal runs in the middle of a probe that may have moved
+ * its slot already, which the replay moves after the handler.  A handler
+ * that does not return (longjmp) keeps its state, as the replay does. */
+static void rec_run_handler(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *uc, vt_handler *e)
+{
+	e->signal = (uint32_t)sig;
+	e->handler = a->sa_flags & SA_SIGINFO ? (uint64_t)a->sa_sigaction
+					       : (uint64_t)a->sa_handler;
+	rec_event(VT_HANDLER, e, sizeof *e);
+	uint64_t lastsp = rec_t.lastsp, dslot[PATCH_DSLOTS];
+	rec_copy_bytes(dslot, rec_t.dslot, sizeof dslot);
+	rec_t.lastsp = 0;
+	rec_fill_bytes(rec_t.dslot, 0, sizeof dslot);
+	rec_call(a, sig, si, uc);
+	rec_t.lastsp = lastsp;
+	rec_copy_bytes(rec_t.dslot, dslot, sizeof dslot);
+	vt_handler r = { .flags = VT_HANDLER_RETURN };
+	rec_event(VT_HANDLER, &r, sizeof r);
+}
+
+/* A signal the thread brought on itself: it must run now (raise returns
+ * after the handler; a faulting access would fault again). */
+static int rec_sync(int sig, const siginfo_t *si)
+{
+	if (si->si_code > 0)
+		return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+		       sig == SIGILL || sig == SIGTRAP;
+	return (si->si_code == SI_USER || si->si_code == SI_TKILL ||
+		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid();
+}
+
+/* Where a handler that runs now runs, for the replay. */
+static void rec_place(vt_handler *e, int sig, const siginfo_t *si, uint64_t rip)
+{
+	if (rec_in_code(rip)) {
+		e->flags = VT_HANDLER_UNPLACED;
+		return;
+	}
+	e->pc = rec_link_pc(rip, &e->object);
+	if (!e->pc)
+		return;
+	e->flags = VT_HANDLER_AT_PC;
+	if ((sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0) {
+		e->flags |= VT_HANDLER_ADDR;
+		e->addr = (uint64_t)si->si_addr;
+	}
+}
+
+static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
-	vt_signal e = { .signal = (uint32_t)sig };
-	e.pc = rec_link_pc(rip, &e.object);
-	rec_event(VT_SIGNAL, &e, sizeof e);
+	vt_handler e = { 0 };
+	rec_place(&e, sig, si, uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
+	rec_run_handler(a, sig, si, uc, &e);
+}
+
+static int rec_recording(const rec_thread *t)
+{
+	return R.active && t && t != &R.sink && !t->ended && !rec_off() &&
+	       rec_getpid() == R.pid;
+}
+
+static void rec_protect_first(rec_thread *t, int prot)
+{
+	rec_syscall3(SYS_mprotect, (long)t->base, REC_PAGE, prot);
+}
+
+/* Holds the signal for the thread's next probe; 0 if it cannot be held
+ * (then it runs now).  In the trampolines the cursor may be half way
+ * through a store: nothing is moved there unless a held signal already
+ * made the next store fault.  A standard signal held already is merged,
+ * as the kernel merges a pending one. */
+static void rec_arm(rec_thread *t)
+{
+	rec_flush_upto(t, rec_cursor, 1);	/* cursor at base */
+	rec_protect_first(t, PROT_NONE);
+	t->sigq->armed = 1;
+}
+
+/* Under valgrind a held signal did not come to its probe (the run did
+ * not end): not held there yet. */
+static int rec_under_valgrind = -1;
+
+static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
+{
+	if (rec_under_valgrind)
+		return 0;
+	greg_t *g = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+	uint64_t rip = (uint64_t)g[REG_RIP];
+	rec_thread *t = rec_self;
+	if (!rec_recording(t) || rec_sync(sig, si))
+		return 0;
+	if (!t->sigq && !(t->sigq = rec_mmap_raw(sizeof *t->sigq)))
+		return 0;
+	rec_sigq *q = t->sigq;
+	int merged = 0;
+	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)
+		merged |= q->v[i].sig == sig;
+	if (!merged && q->n == REC_HELD_MAX)
+		return 0;
+	if (!merged)
+		q->v[q->n++] = (rec_held){ sig, *si, *a };
+	if (q->stepping && !rec_in_code(rip)) {	/* valgrind does not step */
+		q->stepping = 0;
+		g[REG_EFL] &= ~(greg_t)0x100;
+	}
+	if (q->armed || q->stepping)
+		return 1;
+	if (rec_in_code(rip)) {
+		q->stepping = 1;
+		g[REG_EFL] |= 0x100;	/* TF */
+	} else {
+		rec_arm(t);
+	}
+	return 1;
+}
+
+/* The held signals' handlers, in the order they came, each with its
+ * mask as the kernel would have set it. */
+static void rec_run_held(rec_thread *t, void *uc)
+{
+	rec_sigq *q = t->sigq;
+	if (q->armed)
+		rec_protect_first(t, PROT_READ | PROT_WRITE);
+	q->armed = 0;
+	while (q->n) {
+		rec_held h = q->v[0];
+		q->n--;
+		memmove(&q->v[0], &q->v[1], (size_t)q->n * sizeof q->v[0]);
+		sigset_t m, old;
+		sigemptyset(&m);
+		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&m, 8, 0, 0);
+		for (int s = 1; s < NSIG; s++)
+			if (sigismember(&h.act.sa_mask, s) ||
+			    (s == h.sig && !(h.act.sa_flags & SA_NODEFER)))
+				sigaddset(&m, s);
+		rec_keep_deliverable(&m);
+		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, (long)&old, 8, 0, 0);
+		vt_handler e = { .flags = VT_HANDLER_DEFERRED };
+		rec_run_handler(&h.act, h.sig, &h.si, uc, &e);
+		rec_restore_mask(&old);
+	}
+}
+
+/* The store of the probe a held signal waits for: its handlers run, then
+ * the store goes on at the cursor they leave.  1 if it was that. */
+static int rec_held_fault(rec_thread *t, greg_t *g)
+{
+	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
+		return 0;
+	rec_run_held(t, NULL);
+	g[REG_RDX] = (greg_t)rec_cursor;
+	return 1;
+}
+
+/* A single step of a thread whose held signal came in the trampolines:
+ * out of them, the next probe is made to fault (valgrind does not step:
+ * there the signal waits for another one, or the thread's end). */
+static int rec_stepped(greg_t *g)
+{
+	rec_thread *t = rec_self;
+	if (!t || t == &R.sink || !t->sigq || !t->sigq->stepping)
+		return 0;
+	if (rec_in_code((uint64_t)g[REG_RIP]))
+		return 1;
+	g[REG_EFL] &= ~(greg_t)0x100;
+	t->sigq->stepping = 0;
+	if (t->sigq->n && !t->sigq->armed)
+		rec_arm(t);
+	return 1;
+}
+
+void rec_sig_run_held(void)
+{
+	rec_thread *t = rec_self;
+	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t))
+		rec_run_held(t, NULL);
 }
 
 /* errno needs no saving here: the recorder's part makes raw system calls
  * only (and __errno_location, in a patched libc, would record a word). */
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
-	rec_note_signal(sig, uc);
 	struct sigaction a = rec_prog_act[sig];
 	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
 		rec_wrapped[sig] = 0;
 		rec_fill_bytes(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
 	}
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
-		a.sa_handler(sig);
+	if (!uc || !rec_hold(sig, si, &a, uc))
+		rec_handler_now(&a, sig, si, uc);
 }
 
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
@@ -214,6 +425,8 @@ static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 
 void rec_signals_install(void)
 {
+	const char *pre = getenv("LD_PRELOAD");
+	rec_under_valgrind = pre && strstr(pre, "vgpreload") != NULL;
 	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
 					   SA_NODEFER | SA_RESTART };
 	sigemptyset(&a.sa_mask);
