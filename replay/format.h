@@ -98,17 +98,19 @@ typedef enum patch_what {
 	PATCH_TAKEN,	/* (before) 1 if the conditional branch is taken */
 	PATCH_TARGET,	/* (before) destination of an indirect jmp/call */
 	PATCH_WORD,	/* (before) a constant word, e.g. a routine id */
-	PATCH_TBIT,	/* (before) PATCH_TAKEN as one bit of a bit group */
-	PATCH_SREG,	/* PATCH_REG as a short field (below) */
-	PATCH_STARGET,	/* (before) PATCH_TARGET minus the jump's own pc, as a
-			   short value */
+	PATCH_TBIT,	/* (before) as PATCH_TAKEN (once a bit of a group) */
+	PATCH_SREG,	/* as PATCH_REG (once a short field) */
+	PATCH_STARGET,	/* (before) PATCH_TARGET minus the jump's own pc */
 	PATCH_DSP,	/* rsp minus the thread's rsp at its previous PATCH_DSP
-			   (0 at its first), as a short value */
-	PATCH_SWORD,	/* PATCH_WORD minus PATCH_CTL_BASE, as a short value */
-	PATCH_DREG,	/* a GPR minus the thread's delta slot `word` (below),
-			   as a short value; the slot then holds the GPR */
+			   (0 at its first) */
+	PATCH_SWORD,	/* PATCH_WORD minus PATCH_CTL_BASE */
+	PATCH_DREG,	/* a GPR minus the thread's delta slot `word` (below);
+			   the slot then holds the GPR */
 	PATCH_DADDR,	/* (before) PATCH_ADDR, the same way */
 } patch_what;
+/* Every probe records one word; the differences (STARGET, DSP, SWORD,
+ * DREG, DADDR) make small words of pointers, pcs and control words,
+ * which the flush packs into few bytes (vt_pack), as branch outcomes. */
 
 /* Delta slots (PATCH_DREG, PATCH_DADDR): each thread has PATCH_DSLOTS
  * words, 0 when its stream starts; a probe records its value less the
@@ -121,31 +123,6 @@ typedef enum patch_what {
 
 /* Control words (routine entries, returns) are small above this. */
 #define PATCH_CTL_BASE 0xe7e6ffffffffffffull
-
-/* Bit groups (PATCH_TBIT): a thread's branch outcomes go into words of
- * its stream, 63 to a word.  A group's word takes its place in the stream
- * when its first bit is recorded; bit i (from bit 0 up) is the i-th outcome
- * recorded into it (1: taken), and a sentinel 1 sits right above the last
- * one, so a group closed early (its thread's buffer was written out) says
- * how many bits it holds: 63 - clz(word).  The reader takes a new group
- * word from the stream when it needs a bit and has none left. */
-#define PATCH_TBIT_MAX 63
-
-/* Short values (PATCH_SREG, PATCH_STARGET): first a bit into the bit
- * groups, 0 if the value v is in [-PATCH_SHORT_BIAS, 0xfffe -
- * PATCH_SHORT_BIAS], then v + PATCH_SHORT_BIAS + 1 as a 16-bit field of a
- * short group: a stream word of four fields from bit 0 up, taking its
- * place in the stream when its first field is recorded (as a bit group
- * does).  A bit 1: a medium value or a word (below).  A field 0 is
- * unused: the group was closed early (its thread's buffer written out). */
-#define PATCH_SHORT_FIELDS 4
-#define PATCH_SHORT_BIAS 0x7fffu
-/* Medium values: a flag bit 1 is followed by a second one: 1, v is a word
- * of the stream; 0, u = v + PATCH_MEDIUM_BIAS is in [0, 2^30) and follows
- * as two fields, (u & 0x7fff) * 2 + 1 then (u >> 15) * 2 + 1 (odd, so
- * never 0).  The recorder uses them when the CPU has BMI2 (flag-free
- * shifts); else a value past the short range is always a word. */
-#define PATCH_MEDIUM_BIAS 0x20000000u
 
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */
@@ -236,9 +213,10 @@ int patch_reg_parse(const char *name);
  * threads interleave; within one thread they are in program order.
  * Version 2: the header and every chunk carry a check (vt_check), a VALUES
  * payload starts with the index of its first word in the thread's stream,
- * and THREAD_END's count is checked against the words received. */
+ * and THREAD_END's count is checked against the words received.
+ * Version 3: a VALUES payload holds its words packed (vt_pack below). */
 #define VT_MAGIC "SKELVAL"	/* 8 bytes with its NUL */
-#define VT_VERSION 2
+#define VT_VERSION 3
 #define VT_CHUNK_MAGIC 0x4b48434bu	/* "KCHK" */
 #define VT_HEADER_SIZE 104
 #define VT_CHUNK_HEADER_SIZE 24
@@ -307,11 +285,156 @@ static inline void vt_header_seal(vt_header *h)
 	h->check = vt_fold(vt_mix(0x736b656c68647232ull, h, sizeof *h));
 }
 
+/* Packed words (VALUES payloads).  The recorder's probes store whole
+ * words, the cheapest thing a trampoline can do; its flush packs them,
+ * and a reader unpacks them before the skeleton sees them.  Branch
+ * outcomes are words 0 and 1, and most other words are small (the
+ * probes record differences: PATCH_DREG, PATCH_DSP, PATCH_SWORD).
+ *
+ * A packed VALUES payload: vt_packed (first word's index, words, tokens,
+ * data bytes), a 4-bit code per token (two a byte, the first in the low
+ * half), the tokens' data bytes, zero bytes to a multiple of 8.  Codes:
+ *   0..8  one word w by its zigzag z = w << 1 ^ -(w >> 63): `code` data
+ *         bytes, little-endian (z < 2^(8 code))
+ *   9, 10 1 to 7 (9: one data byte) or 1 to 15 (10: two, little-endian)
+ *         words, each 0 or 1: the bits below the highest set bit of the
+ *         data, from bit 0 up
+ * Codes and data are apart so that a reader finds where each token's
+ * data starts by a running sum of lengths it knows from the codes, not by
+ * reading the data first: tens of millions of words a second each way. */
+typedef struct vt_packed {
+	uint64_t first;		/* the index of its first word in the stream */
+	uint64_t words;
+	uint32_t tokens;
+	uint32_t data;		/* bytes */
+} vt_packed;
+#define VT_PACK_MAX 8		/* data bytes of one word at most */
+#define VT_CODE_BITS1 9
+#define VT_CODE_BITS2 10
+
+/* Packs words w[0..n): codes into ctl (n / 2 + 1 bytes at most), data
+ * into data, `room` bytes at most for both; returns the words packed,
+ * *tokens and *ndata set.  No library call (the recorder's flush runs
+ * it); data is stored as whole 8-byte words, so it needs 8 bytes past
+ * `room`. */
+static inline size_t vt_pack(const uint64_t *w, size_t n, uint8_t *ctl, uint8_t *data,
+			     size_t room, uint32_t *tokens, uint32_t *ndata)
+{
+	static const uint8_t len[65] = {
+		0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+		3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+		5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+		7, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8,
+	};
+	size_t i = 0, t = 0, d = 0;
+	while (i < n && t / 2 + 1 + d + VT_PACK_MAX <= room) {
+		unsigned code;
+		if (w[i] <= 1) {
+			unsigned b = 0, k = 0;
+			while (i < n && w[i] <= 1 && k < 15)
+				b |= (unsigned)w[i++] << k++;
+			b |= 1u << k;
+			code = k < 8 ? VT_CODE_BITS1 : VT_CODE_BITS2;
+			data[d] = (uint8_t)b;
+			data[d + 1] = (uint8_t)(b >> 8);
+			d += code - 8;
+		} else {
+			uint64_t z = w[i] << 1 ^ (0 - (w[i] >> 63));
+			code = len[64 - __builtin_clzll(z)];
+			__builtin_memcpy(data + d, &z, 8);
+			d += code;
+			i++;
+		}
+		if (t & 1)
+			ctl[t / 2] = (uint8_t)(ctl[t / 2] | code << 4);
+		else
+			ctl[t / 2] = (uint8_t)code;
+		t++;
+	}
+	*tokens = (uint32_t)t;
+	*ndata = (uint32_t)d;
+	return i;
+}
+
+#define VT_UNPACK_SLACK 16
+
+/* The bytes of a packed payload before its data: vt_packed, the codes. */
+static inline size_t vt_packed_head(uint32_t tokens)
+{
+	return sizeof(vt_packed) + (tokens + 1) / 2;
+}
+
+/* A packed VALUES payload's n words into w, which has room for
+ * VT_UNPACK_SLACK more (bit tokens are written 16 words at a time): 0,
+ * or -1 when the payload
+ * is not what vt_pack makes (sizes that do not add up, a code 11..15, a
+ * bit token without its top bit or with more words than are left, data
+ * left over or missing, padding not zero). */
+static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
+{
+	vt_packed h;
+	if (nbytes < sizeof h)
+		return -1;
+	__builtin_memcpy(&h, p, sizeof h);
+	size_t head = vt_packed_head(h.tokens);
+	if (h.words != n || head > nbytes || h.data > nbytes - head ||
+	    nbytes - head - h.data >= 8)
+		return -1;
+	for (size_t i = head + h.data; i < nbytes; i++)
+		if (p[i])
+			return -1;
+	const uint8_t *ctl = p + sizeof h, *d = p + head, *dend = d + h.data;
+	/* data loads of 8 bytes while 8 are left in the payload */
+	const uint8_t *fast = p + nbytes - 8;
+	static const uint64_t mask[9] = {
+		0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
+		0xffffffffffffull, 0xffffffffffffffull, ~0ull,
+	};
+	uint64_t o = 0;
+	for (uint32_t t = 0; t < h.tokens; t++) {
+		unsigned code = ctl[t / 2] >> (t & 1) * 4 & 15;
+		uint64_t v = 0;
+		if (d <= fast)
+			__builtin_memcpy(&v, d, 8);
+		else
+			for (unsigned j = 0; j < 8 && d + j < dend; j++)
+				v |= (uint64_t)d[j] << 8 * j;
+		if (code <= 8) {
+			if (o == n)
+				return -1;
+			v &= mask[code];
+			w[o++] = v >> 1 ^ (0 - (v & 1));
+			d += code;
+			continue;
+		}
+		if (code > VT_CODE_BITS2)
+			return -1;
+		v &= code == VT_CODE_BITS1 ? 0xff : 0xffff;
+		if (v < 2)
+			return -1;
+		unsigned k = 63u - (unsigned)__builtin_clzll(v);
+		if (k > n - o)
+			return -1;
+		uint64_t *b = w + o;
+		b[0] = v & 1, b[1] = v >> 1 & 1, b[2] = v >> 2 & 1, b[3] = v >> 3 & 1;
+		b[4] = v >> 4 & 1, b[5] = v >> 5 & 1, b[6] = v >> 6 & 1;
+		if (k > 7) {
+			b[7] = v >> 7 & 1, b[8] = v >> 8 & 1, b[9] = v >> 9 & 1;
+			b[10] = v >> 10 & 1, b[11] = v >> 11 & 1, b[12] = v >> 12 & 1;
+			b[13] = v >> 13 & 1, b[14] = v >> 14 & 1;
+		}
+		o += k;
+		d += code - 8;
+	}
+	return o == n && d == dend ? 0 : -1;
+}
+
 enum vt_chunk_type {
 	VT_THREAD_START = 1,	/* payload: vt_thread_start; a thread's first */
 	VT_VALUES = 2,		/* payload: u64 index of the first word in the
-				 * thread's stream, then u64 words in firing
-				 * order */
+				 * thread's stream, u64 number of words, then
+				 * the words in firing order, packed
+				 * (vt_pack), zero bytes to a multiple of 8 */
 	VT_THREAD_END = 3,	/* payload: u64 number of words recorded */
 	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
 	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
@@ -471,10 +594,9 @@ typedef struct vt_crash {
 /* Heap tracking (HEAP chunks): the recorder interposes malloc and its
  * family; each call that allocates or frees is an event of the calling
  * thread, and each thread's stack and static TLS block are events of
- * that thread at its start.  `word`: the thread's words recorded before
- * the event; the recorder closes its open bit and short groups there, so
- * the first value recorded after the event is word `word` (a replay that
- * reads that word has passed the event).  A thread's HEAP chunks precede
+ *  * that thread at its start.  `word`: the thread's words recorded before
+ * the event, so the first value recorded after the event is word `word`
+ * (a replay that reads that word has passed the event).  A thread's HEAP chunks precede
  * the VALUES chunk that holds word `word`.  `seq` orders the events of
  * all threads (from 1); `block` numbers the allocations of the whole run
  * in that order (from 1): heap#N. */
@@ -652,8 +774,9 @@ typedef struct vt_stream {
 	size_t nvalues;		/* words in all, copied or not */
 	size_t cap;
 	struct vt_run {		/* or the VALUES payloads in file order, in */
-		const uint64_t *w;	/* place (vtrace_streams_ref) */
-		size_t n;
+		const uint8_t *p;	/* place (vtrace_streams_ref), packed: */
+		size_t nbytes;		/* vt_run_words unpacks them */
+		uint64_t n;
 	} *runs;
 	size_t nruns, runcap;
 } vt_stream;
@@ -710,6 +833,9 @@ int vtrace_streams_from(vtrace *t, vt_streams *out);
  * data, which must stay open while they are used. */
 int vtrace_streams_ref(vtrace *t, vt_streams *out);
 vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
+/* A run's n words into w (room for n + VT_UNPACK_SLACK): 0, or -1 when
+ * they do not unpack (vt_pack). */
+int vt_run_words(const struct vt_run *r, uint64_t *w);
 /* A fork made inside libc (daemon, forkpty: FORK with pid 0): the pid of
  * the child whose file beside `root` (ROOT.<pid>) says it was forked by
  * `parent`'s thread `thread` after `word` words; 0 if there is none. */

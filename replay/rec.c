@@ -28,8 +28,9 @@
  *     mov rdx, fs:[rec_cursor]; mov [rdx], rax; lea rdx, [rdx+8];
  *     mov fs:[rec_cursor], rdx
  * rec_cursor is in rec_t, an initial-exec TLS variable, so its fs offset
- * is fixed.  Packed values (bits, short fields: docs/formats.md) go into
- * group words of the same stream (rec_emit.c: rec_bit, rec_short).
+ * is fixed.  Every probe stores a whole word (a branch outcome 0 or 1, a
+ * difference: rec_emit.c, rec_minus); the flush packs them into few bytes
+ * (format.h, vt_pack), off the hot path.
  * Each thread's buffer is followed by a PROT_NONE guard page; the store
  * that hits it faults, and the SIGSEGV handler flushes the buffer, resets
  * the cursor (TLS and rdx in the ucontext) and lets the store retry.
@@ -791,7 +792,6 @@ __attribute__((constructor)) static void rec_init(void)
 	R.have_gsbase = (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
 	unsigned a, b, c, d;	/* RTM: cpuid leaf 7, ebx bit 11 */
 	R.have_rtm = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 11 & 1);
-	R.have_bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 8 & 1);
 	rec_tls_offset();
 	R.restorer = rec_restorer();
 	if (rec_syscall3(SYS_mprotect, (long)REC_PRESTART_GUARD, REC_PAGE,

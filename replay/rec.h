@@ -27,6 +27,13 @@
 
 #define REC_PAGE 4096ul
 #define REC_BUF_BYTES (256ul * 1024)	/* per thread, before the guard */
+/* A flush's packed words (format.h, vt_pack): the codes, half a byte a
+ * word at most, then the data, VT_PACK_MAX bytes a word at most; in the
+ * packing space the data comes after room for the payload's head, so
+ * that the chunk is one piece, and the codes are made apart (rec_values). */
+#define REC_CTL_BYTES (REC_BUF_BYTES / 8 / 2 + 8)
+#define REC_DATA_BYTES (REC_BUF_BYTES / 8 * VT_PACK_MAX + 16)
+#define REC_PACK_BYTES (2 * REC_CTL_BYTES + sizeof(vt_packed) + REC_DATA_BYTES)
 #define REC_MAX_THREADS 4096
 #define REC_MAX_SEGS 16
 #define REC_MAX_BLOCK_INSNS 4096
@@ -37,38 +44,21 @@
 /* --------------------------------------------------------------- state */
 
 /* The hot path's state: initial-exec, so that its fs offset is fixed and
- * a trampoline reaches a field with one fs-relative load.  The cursor, and
- * the bit group being filled (format.h, PATCH_TBIT): the word at `slot`,
- * whose sentinel is at `mask`; the group is closed when 2 * mask is 0
- * (mask 2^63: full; 0: closed, the next outcome opens a new group at the
- * cursor).  The fields' offsets are fixed: the trampolines use them
- * (REC_TLS_*). */
+ * a trampoline reaches a field with one fs-relative load.  The fields'
+ * offsets are fixed: the trampolines use them (REC_TLS_*). */
 typedef struct rec_tls {
 	uint64_t *cursor;
-	uint64_t *slot;
-	uint64_t mask;
-	uint16_t *scur;		/* the short group being filled: its next */
-	uint64_t sleft;		/* field, and how many are left (0: closed) */
 	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
 	uint64_t dslot[PATCH_DSLOTS];	/* PATCH_DREG, PATCH_DADDR */
 } rec_tls;
-#define REC_TLS_SLOT 8
-#define REC_TLS_MASK 16
-#define REC_TLS_SCUR 24
-#define REC_TLS_SLEFT 32
-#define REC_TLS_LASTSP 40
-#define REC_TLS_DSLOT 48
-
-/* Whether a bit group is open in t (rec_bit). */
-static inline int rec_bits_open(const rec_tls *t)
-{
-	return (*(const volatile uint64_t *)&t->mask << 1) != 0;
-}
+#define REC_TLS_LASTSP 8
+#define REC_TLS_DSLOT 16
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */
 	uint64_t *guard;	/* first word of the PROT_NONE page */
 	uint64_t *sent;		/* words before it (from base) are written */
+	uint8_t *pack;		/* REC_PACK_BYTES to pack them (rec_values) */
 	uint64_t **cursor;	/* the owning thread's rec_cursor */
 	rec_tls *tls;		/* and its whole hot-path state */
 	uint64_t written;	/* words flushed */
@@ -171,7 +161,6 @@ typedef struct rec_state {
 	rec_thread sink;	/* discard buffer: ended threads, fork child */
 	int have_gsbase;
 	int have_rtm;		/* xbegin runs (else it raises #UD) */
-	int have_bmi2;		/* shrx: medium short values (rec_short) */
 	uint64_t restorer;	/* libc's __restore_rt, never rewritten */
 	size_t nunreachable;	/* probes left out (rec_unreachable) */
 	uint64_t phash[PATCH_MAX_OBJECTS];	/* patch_hash of each section */
@@ -280,14 +269,6 @@ typedef struct rec_relocs {
 	size_t n, cap;
 } rec_relocs;
 
-/* A rare path of the code being emitted (rec_emit.c, rec_cold_jrcxz). */
-typedef struct rec_cold {
-	size_t at;		/* its jrcxz's rel8 */
-	size_t resume;		/* where it goes back to */
-	int kind;
-} rec_cold;
-#define REC_MAX_COLD 8
-
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -297,10 +278,6 @@ typedef struct rec_emit {
 	size_t nmap, capmap;
 	rec_relocs rel[REC_NRELOC];
 	int nocache;		/* a field that no relocation describes */
-	uint64_t short_fn;	/* the object's shared short-value code */
-	uint64_t small_fn;	/* its short path, for a field in ax */
-	rec_cold cold[REC_MAX_COLD];
-	int ncold;
 	uint64_t redir_from, redir_to;	/* the site being emitted enters
 					   block redir_from at redir_to */
 } rec_emit;

@@ -89,55 +89,23 @@ void rec_munmap_raw(void *p, size_t size)
 }
 
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
- * threads do not interleave inside each other.  A VALUES chunk's payload
- * starts with `first`, the index of its first word in the stream. */
-static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
-			    const void *p, size_t n);
-
-/* Chunks other than VALUES. */
-void rec_chunk(uint32_t type, uint32_t thread, const void *p,
-		      size_t n)
-{
-	rec_chunk_write(type, thread, 0, p, n);
-}
-
-/* On a pipe only writes of up to PIPE_BUF bytes are atomic: a VALUES
- * chunk goes out in pieces that fit, each one a whole chunk, so that the
- * chunks of concurrent threads (or of a dying thread flushing the others)
- * stay whole.  The reader joins consecutive VALUES chunks of a thread. */
-static void rec_values(uint32_t thread, uint64_t first, const uint64_t *w,
-		       size_t nwords)
-{
-	const size_t piece = (PIPE_BUF - sizeof(vt_chunk_header) - 8) / 8;
-	if (R.pipe)
-		while (nwords > piece) {
-			rec_chunk_write(VT_VALUES, thread, first, w, piece * 8);
-			w += piece;
-			first += piece;
-			nwords -= piece;
-		}
-	rec_chunk_write(VT_VALUES, thread, first, w, nwords * 8);
-}
-
-static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
-			    const void *p, size_t n)
+ * threads do not interleave inside each other. */
+void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
 {
 	if (rec_off())
 		return;
-	int values = type == VT_VALUES;
-	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n + (values ? 8 : 0) };
-	vt_chunk_seal(&h, &first, values ? 8 : 0, p, n);
-	struct iovec iov[3] = { { &h, sizeof h }, { &first, values ? 8 : 0 },
-				{ (void *)p, n } };
-	size_t left = sizeof h + (values ? 8 : 0) + n;
+	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
+	vt_chunk_seal(&h, NULL, 0, p, n);
+	struct iovec iov[2] = { { &h, sizeof h }, { (void *)p, n } };
+	size_t left = sizeof h + n;
 	while (left) {
-		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 3);
+		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 2);
 		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return;
 		left -= (size_t)w;
-		for (int i = 0; i < 3 && w; i++) {
+		for (int i = 0; i < 2 && w; i++) {
 			size_t d = (size_t)w < iov[i].iov_len ? (size_t)w
 							      : iov[i].iov_len;
 			iov[i].iov_base = (char *)iov[i].iov_base + d;
@@ -147,11 +115,45 @@ static void rec_chunk_write(uint32_t type, uint32_t thread, uint64_t first,
 	}
 }
 
+/* t's words w[0..nwords), the `first`-th of its stream on, packed
+ * (format.h, vt_pack) into VALUES chunks.  On a pipe only writes of up
+ * to PIPE_BUF bytes are atomic: there each chunk is cut to fit, so that
+ * the chunks of concurrent threads (or of a dying thread flushing the
+ * others) stay whole.  Under t->lock (t->pack is t's): the data is
+ * packed after room for the payload's head, the codes apart, then copied
+ * in front of the data. */
+static void rec_values(const rec_thread *t, uint64_t first, const uint64_t *w,
+		       size_t nwords)
+{
+	size_t room = R.pipe ? PIPE_BUF - sizeof(vt_chunk_header) - sizeof(vt_packed) - 8
+			     : REC_CTL_BYTES + REC_DATA_BYTES - 16;
+	uint8_t *data = t->pack + REC_CTL_BYTES + sizeof(vt_packed);
+	uint8_t *ctl = data + REC_DATA_BYTES;
+	while (nwords) {
+		vt_packed h = { .first = first };
+		size_t used = vt_pack(w, nwords, ctl, data, room, &h.tokens, &h.data);
+		h.words = used;
+		size_t nc = (h.tokens + 1) / 2;
+		uint8_t *head = data - nc - sizeof h;
+		rec_copy_bytes(head, &h, sizeof h);
+		rec_copy_bytes(head + sizeof h, ctl, nc);
+		size_t n = sizeof h + nc + h.data;
+		while (n % 8)
+			head[n++] = 0;
+		rec_chunk(VT_VALUES, t->index, head, n);
+		w += used;
+		first += used;
+		nwords -= used;
+	}
+}
+
 /* ------------------------------------------------------ thread streams */
 
+/* The buffer, its guard page, and after it the packing space of its
+ * flushes (rec_values). */
 int rec_buffer_map(rec_thread *t)
 {
-	size_t size = REC_BUF_BYTES + REC_PAGE;
+	size_t size = REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES;
 	char *m = rec_mmap_raw(size);
 	if (!m)
 		return -1;
@@ -160,6 +162,7 @@ int rec_buffer_map(rec_thread *t)
 		rec_munmap_raw(m, size);
 		return -1;
 	}
+	t->pack = (uint8_t *)m + REC_BUF_BYTES + REC_PAGE;
 	t->base = t->sent = (uint64_t *)m;
 	t->guard = (uint64_t *)(m + REC_BUF_BYTES);
 	return 0;
@@ -224,11 +227,7 @@ void rec_prestart_release(void)
 	atomic_store(&rec_prestart_busy, 0);
 }
 
-_Static_assert(offsetof(rec_tls, slot) == REC_TLS_SLOT &&
-	       offsetof(rec_tls, mask) == REC_TLS_MASK &&
-	       offsetof(rec_tls, scur) == REC_TLS_SCUR &&
-	       offsetof(rec_tls, sleft) == REC_TLS_SLEFT &&
-	       offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
+_Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
 	       offsetof(rec_tls, dslot) == REC_TLS_DSLOT, "rec_tls layout");
 
 static void rec_tls_reset_deltas(void)
@@ -274,18 +273,6 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
 		t->base[i] = rec_prestart[i];
-	/* an open bit group moves with the kept words; else it is gone */
-	if (rec_bits_open(&rec_t) && rec_t.slot >= rec_prestart &&
-	    rec_t.slot < rec_prestart + kept)
-		rec_t.slot = t->base + (rec_t.slot - rec_prestart);
-	else
-		rec_t.mask = 0;
-	if (rec_t.sleft && (uint64_t *)rec_t.scur >= rec_prestart &&
-	    (uint64_t *)rec_t.scur < rec_prestart + kept)
-		rec_t.scur = (uint16_t *)t->base +
-			     (rec_t.scur - (uint16_t *)rec_prestart);
-	else
-		rec_t.sleft = 0;
 	rec_cursor = t->base + kept;
 	if (keep)
 		rec_prestart_release();
@@ -383,7 +370,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		return;
 	if (end > t->sent && !rec_off()) {
 		size_t n = (size_t)(end - t->sent);
-		rec_values(t->index, t->written, t->sent, n);
+		rec_values(t, t->written, t->sent, n);
 		t->written += n;
 		rec_stamp(t, t->written, rec_now_ns());
 		atomic_fetch_add(&R.values, n);
@@ -394,30 +381,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		t->origin = t->written;
 		t->sent = t->base;
 		rec_cursor = t->base;
-		rec_t.mask = rec_t.sleft = 0;	/* its group, written, is closed */
 	}
-}
-
-/* The end of what another thread's flush may write now: not the bit
- * group its owner is still filling, nor what follows it (the group word
- * would be written before its last bits are in).  The cursor is read
- * first: a group is published before the cursor moves past it, and
- * its mask closes it only after the group's last bit is stored. */
-static uint64_t *rec_open_group_limit(const rec_thread *t, uint64_t *end)
-{
-	int left = rec_bits_open(t->tls);
-	uint64_t *slot = *(uint64_t *volatile *)&t->tls->slot;
-	uint64_t sleft = *(volatile uint64_t *)&t->tls->sleft;
-	/* a short group's word: where its next field is (a group whose last
-	 * field is stored, `sleft` not dropped yet, is whole: its cursor is
-	 * already at the next word) */
-	uint64_t *sslot = (uint64_t *)((uintptr_t)*(uint16_t *volatile *)&t->tls->scur &
-				       ~(uintptr_t)7);
-	if (left && slot >= t->sent && slot < end)
-		end = slot;
-	if (sleft && sslot >= t->sent && sslot < end)
-		end = sslot;
-	return end;
 }
 
 /* No handler of this thread may come to a lock while the thread holds it
@@ -474,9 +438,8 @@ static void rec_thread_end(rec_thread *t)
 	rec_flush_self(1);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
-	rec_t.mask = rec_t.sleft = 0;
 	/* the header page stays: the crash flush may still look at t */
-	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE);
+	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES);
 }
 
 /* pthread key destructor: thread exit (return or pthread_exit). */
@@ -503,7 +466,7 @@ static void rec_flush_others(const rec_thread *me, int dying)
 		if (!t->ended) {
 			uint64_t *end = *(uint64_t *volatile *)t->cursor;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			rec_flush_locked(t, dying ? end : rec_open_group_limit(t, end), 0);
+			rec_flush_locked(t, end, 0);
 		}
 		rec_unlock(&t->lock);
 		rec_restore_mask(&old);
@@ -636,10 +599,9 @@ static void rec_event_word(uint32_t type, void *payload, size_t n, int keep)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
-	/* the words before the event are all written: the open bit group
-	 * too, so it is closed (a signal that came in the middle of a bit's
-	 * store is not followed exactly; handlers are not replayed) */
-	rec_t.mask = rec_t.sleft = 0;
+	/* the words before the event are all written (a signal that came
+	 * between a probe's store and its cursor's move is not followed
+	 * exactly; handlers are not replayed) */
 	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
 	if (!keep)
 		rec_copy_bytes(payload, &t->written, sizeof t->written);
@@ -664,7 +626,7 @@ void rec_fork_event(uint32_t pid)
 }
 
 /* pthread_atfork's prepare handler, in the forking thread before the
- * system call: its buffer is written and starts over, groups closed, so
+ * system call: its buffer is written and starts over, so
  * that what the child finds in it from the buffer's start are the
  * child's words (those libc records between here and the system call,
  * the same in both processes, then the child's own). */

@@ -38,7 +38,7 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 2
+#define REC_CACHE_VERSION 3	/* 3: probes store whole words (vt_pack) */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -372,7 +372,7 @@ static uint64_t rec_config(void)
 	uint64_t v[8 + 2 * REC_MAX_SEGS] = {
 		REC_CACHE_VERSION, R.self_id,
 		(uint64_t)R.force_int3 | (uint64_t)R.have_rtm << 1 |
-			(uint64_t)R.have_gsbase << 2 | (uint64_t)R.have_bmi2 << 3,
+			(uint64_t)R.have_gsbase << 2,
 		R.restorer >= img->lo && R.restorer < img->hi
 			? R.restorer - img->bias + 1 : 0,
 		img->lo - img->bias, img->hi - img->bias, (uint64_t)img->nx,

@@ -184,159 +184,7 @@ static void rec_fs(rec_emit *e, uint8_t op, int reg, int field)
 	rec_b4(e, (int32_t)(R.cursor_off + field));
 }
 
-/* `mov qword fs:[rec_t + field], imm32`. */
-static void rec_fs_imm(rec_emit *e, int field, int32_t imm)
-{
-	rec_b(e, "\x64\x48\xc7\x04\x25", 5);
-	rec_reloc(e, REC_CURSOR32, e->len, 0);
-	rec_b4(e, (int32_t)(R.cursor_off + field));
-	rec_b4(e, imm);
-}
-
-/* Jumps within one trampoline: a rel32 patched by rec_land. */
-static size_t rec_jmp_fwd(rec_emit *e)
-{
-	rec_b1(e, 0xe9);
-	size_t at = e->len;
-	rec_b4(e, 0);
-	return at;
-}
-
-/* jrcxz has only rel8: `jrcxz +2; jmp +5; jmp rel32`. */
-static size_t rec_jrcxz_fwd(rec_emit *e)
-{
-	rec_b(e, "\xe3\x02\xeb\x05", 4);
-	return rec_jmp_fwd(e);
-}
-
-static void rec_land(rec_emit *e, size_t at)
-{
-	int32_t d = (int32_t)(e->len - (at + 4));
-	memcpy(e->p + at, &d, 4);
-}
-
-static void rec_jmp_back(rec_emit *e, size_t to)
-{
-	rec_b1(e, 0xe9);
-	rec_b4(e, (int32_t)((int64_t)to - (int64_t)(e->len + 4)));
-}
-
 enum { REC_RAX, REC_RCX, REC_RDX };
-#define REC_BIT_ZERO (-1)
-#define REC_BIT_ONE (-2)
-
-/* Rare code out of the hot path: a jrcxz (rel8) that the common case
- * does not take, to a body placed after a point control never falls
- * through (rec_cold_place), which jumps back to `resume`. */
-enum { REC_COLD_BIT, REC_COLD_FIELD };
-
-static void rec_cold_jrcxz(rec_emit *e, int kind, size_t resume)
-{
-	if (e->ncold == REC_MAX_COLD)
-		rec_die("too many rare paths pending");
-	rec_b1(e, 0xe3);
-	e->cold[e->ncold++] = (rec_cold){ e->len, resume, kind };
-	rec_b1(e, 0);
-}
-
-/* A new bit group at the cursor, published (slot, mask 1) before the
- * cursor moves past it; rax = 1, the new mask. */
-static void rec_bit_open(rec_emit *e)
-{
-	rec_fs(e, 0x8b, REC_RDX, 0);
-	rec_b(e, "\xb8\x01\0\0\0", 5);		/* mov eax, 1 */
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SLOT);
-	rec_fs(e, 0x89, REC_RAX, REC_TLS_MASK);
-	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
-	rec_fs(e, 0x89, REC_RDX, 0);
-}
-
-/* A new short group at the cursor (its word reserved by the same store as
- * a value's), published before the cursor moves past it; rax kept. */
-static void rec_field_open(rec_emit *e)
-{
-	rec_fs(e, 0x8b, REC_RDX, 0);
-	rec_b(e, "\x50\xb8\0\0\0\0", 6);		/* push rax; mov eax, 0 */
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
-	rec_fs_imm(e, REC_TLS_SLEFT, PATCH_SHORT_FIELDS);
-	rec_b(e, "\x48\x8d\x52\x08", 4);		/* lea rdx, [rdx+8] */
-	rec_fs(e, 0x89, REC_RDX, 0);
-}
-
-static void rec_cold_place(rec_emit *e)
-{
-	for (int i = 0; i < e->ncold; i++) {
-		const rec_cold *c = &e->cold[i];
-		if (e->len - (c->at + 1) > 127)
-			rec_die("rare path out of rel8 reach");
-		e->p[c->at] = (uint8_t)(e->len - (c->at + 1));
-		if (c->kind == REC_COLD_BIT)
-			rec_bit_open(e);
-		else
-			rec_field_open(e);
-		rec_jmp_back(e, c->resume);
-	}
-	e->ncold = 0;
-}
-
-/* The rare paths pending, here, with a jump over them. */
-static void rec_cold_here(rec_emit *e)
-{
-	size_t over = rec_jmp_fwd(e);
-	rec_cold_place(e);
-	rec_land(e, over);
-}
-
-/* One bit into the thread's bit group (format.h, PATCH_TBIT), flag-free,
- * rax, rcx and rdx clobbered: with cc >= 0 a conditional jump's outcome,
- * taken by cmovcc from the program's flags, else REC_BIT_ZERO/ONE.
- * The group word's sentinel is at `mask`: adding mask moves it up and
- * leaves a 0 below it, adding 2 * mask leaves a 1.  The group is closed
- * when 2 * mask wraps to 0 (mask 2^63: 63 bits in; 0: none open), which
- * jrcxz tests; a new one is opened out of line (rec_bit_open), with a
- * store whose guard-page fault is handled as a value's.  The mask moves
- * after the bit is stored: a flush from another thread (rec_flush_others)
- * that sees the cursor past the group sees it, and one that sees it
- * closed sees it whole. */
-static void rec_bit(rec_emit *e, int cc)
-{
-	rec_fs(e, 0x8b, REC_RAX, REC_TLS_MASK);
-	size_t cont = e->len;
-	rec_b(e, "\x48\x8d\x0c\x00", 4);		/* lea rcx, [rax+rax] */
-	rec_cold_jrcxz(e, REC_COLD_BIT, cont);		/* back with mask 1 */
-	if (cc == REC_BIT_ONE) {
-		rec_b(e, "\x48\x89\xc8", 3);		/* mov rax, rcx */
-	} else if (cc >= 0) {
-		rec_b(e, "\x48\x0f", 2);		/* cmovcc rax, rcx */
-		rec_b1(e, (uint8_t)(0x40 | cc));
-		rec_b1(e, 0xc1);
-	}
-	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SLOT);
-	rec_b(e, "\x48\x8b\x0a", 3);			/* mov rcx, [rdx] */
-	rec_b(e, "\x48\x8d\x0c\x01", 4);		/* lea rcx, [rcx+rax] */
-	rec_b(e, "\x48\x89\x0a", 3);			/* mov [rdx], rcx */
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_MASK);
-	rec_b(e, "\x48\x8d\x0c\x09", 4);		/* lea rcx, [rcx+rcx] */
-	rec_fs(e, 0x89, REC_RCX, REC_TLS_MASK);
-}
-
-/* `last`: x ends the span, and the rare path waits for the end of the
- * trampoline (rec_site_emit), a few bytes on: no jump over it here. */
-static int rec_tbit(rec_emit *e, const rec_insn *x, int last)
-{
-	int cc = rec_cond_code(x);
-	if (cc < 0)
-		return -1;
-	rec_b1(e, 0x51);				/* push rcx */
-	rec_bit(e, cc);
-	if (!last)
-		rec_cold_here(e);
-	rec_b1(e, 0x59);				/* pop rcx */
-	return 0;
-}
 
 /* rsp less the thread's previous one (PATCH_DSP); a value less delta
  * slot s (PATCH_DREG, PATCH_DADDR).  Runtime addresses are never this
@@ -344,97 +192,11 @@ static int rec_tbit(rec_emit *e, const rec_insn *x, int last)
 #define REC_MINUS_LASTSP 1
 #define REC_MINUS_DSLOT(s) (2 + (uint64_t)(s))
 
-/* The 16-bit field in ax into the thread's short group (format.h,
- * PATCH_SREG), flag-free, rcx and rdx clobbered; a group full or closed
- * opens a new one out of line (rec_field_open). */
-static void rec_field(rec_emit *e)
-{
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
-	rec_cold_jrcxz(e, REC_COLD_FIELD, e->len + 2);
-	rec_fs(e, 0x8b, REC_RDX, REC_TLS_SCUR);
-	rec_b(e, "\x66\x89\x02", 3);			/* mov [rdx], ax */
-	rec_b(e, "\x48\x8d\x52\x02", 4);		/* lea rdx, [rdx+2] */
-	rec_fs(e, 0x89, REC_RDX, REC_TLS_SCUR);
-	rec_fs(e, 0x8b, REC_RCX, REC_TLS_SLEFT);
-	rec_b(e, "\x48\x8d\x49\xff", 4);		/* lea rcx, [rcx-1] */
-	rec_fs(e, 0x89, REC_RCX, REC_TLS_SLEFT);
-}
-
-/* The shared code of an object's short values (rec_short calls it):
- * the value in rax, rax, rcx and rdx clobbered, flag-free.  One copy per
- * object instead of one per probe: its three paths are most of a short
- * value's code.  The short path falls through to `small_fn` (rax: the
- * field), which constant short values call directly; the rare paths of
- * its bit and field come after its ret. */
-static void rec_short_fn(rec_emit *e)
-{
-	e->short_fn = rec_here(e);
-	/* short if rax + BIAS + 1 < 2^16 (and no wrap): two jrcxz on rcx
-	 * with its low 16 bits cleared (mov cx, 0) */
-	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS] */
-	rec_b4(e, (int32_t)PATCH_SHORT_BIAS);
-	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	rec_b(e, "\xe3\x05", 2);			/* jrcxz +5 */
-	size_t to_big1 = rec_jmp_fwd(e);
-	rec_b(e, "\x48\x8d\x88", 3);			/* lea rcx, [rax+BIAS+1] */
-	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
-	rec_b(e, "\x66\xb9\0\0", 4);			/* mov cx, 0 */
-	rec_b(e, "\xe3\x05", 2);			/* jrcxz +5 */
-	size_t to_big2 = rec_jmp_fwd(e);
-	rec_b(e, "\x48\x8d\x80", 3);			/* lea rax, [rax+BIAS+1] */
-	rec_b4(e, (int32_t)(PATCH_SHORT_BIAS + 1));
-	e->small_fn = rec_here(e);
-	rec_b1(e, 0x50);				/* small: push rax */
-	rec_bit(e, REC_BIT_ZERO);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_field(e);
-	rec_b1(e, 0xc3);				/* ret */
-	rec_cold_place(e);
-	rec_land(e, to_big1);
-	rec_land(e, to_big2);
-	/* medium if u = rax + 2^29 < 2^30: u >> 30 by shrx (BMI2 has no
-	 * flags); without BMI2 every value past the short range is big */
-	size_t to_medium = 0;
-	if (R.have_bmi2) {
-		rec_b(e, "\x48\x8d\x90\0\0\0\x20", 7);	/* lea rdx, [rax+2^29] */
-		rec_b(e, "\xb9\x1e\0\0\0", 5);		/* mov ecx, 30 */
-		rec_b(e, "\xc4\xe2\xf3\xf7\xca", 5);	/* shrx rcx, rdx, rcx */
-		to_medium = rec_jrcxz_fwd(e);
-	}
-	rec_b1(e, 0x50);				/* big: push rax */
-	rec_bit(e, REC_BIT_ONE);
-	rec_bit(e, REC_BIT_ONE);
-	rec_cold_here(e);
-	rec_b1(e, 0x58);				/* pop rax */
-	rec_store(e);
-	rec_b1(e, 0xc3);				/* ret */
-	if (R.have_bmi2) {
-		rec_land(e, to_medium);
-		rec_b1(e, 0x50);			/* medium: push rax */
-		rec_bit(e, REC_BIT_ONE);
-		rec_bit(e, REC_BIT_ZERO);
-		rec_cold_here(e);
-		rec_b1(e, 0x58);			/* pop rax */
-		rec_b(e, "\x48\x8d\x80\0\0\0\x20", 7);	/* lea rax, [rax+2^29] */
-		rec_b1(e, 0x50);			/* push rax */
-		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
-		rec_field(e);				/* bits 0..14, odd */
-		rec_cold_here(e);
-		rec_b1(e, 0x58);			/* pop rax */
-		rec_b(e, "\xb9\x0f\0\0\0", 5);		/* mov ecx, 15 */
-		rec_b(e, "\xc4\xe2\xf3\xf7\xc0", 5);	/* shrx rax, rax, rcx */
-		rec_b(e, "\x8d\x44\x00\x01", 4);	/* lea eax, [rax+rax+1] */
-		rec_field(e);				/* bits 15..29, odd */
-		rec_b1(e, 0xc3);			/* ret */
-		rec_cold_place(e);
-	}
-}
-
-/* The value in rax (minus the runtime address `minus`, if not 0) as a
- * short value (format.h, PATCH_SREG): its flag bits, then its field or two
- * in the short group, or itself as a word.  Flag-free like rec_bit, with
- * the same order of publication for the short group. */
-static void rec_short(rec_emit *e, uint64_t minus)
+/* The value in rax less `minus` (a runtime address, or the thread's
+ * previous rsp or delta slot, which then takes the value), recorded as a
+ * word: the flush packs the small differences (format.h, vt_pack).
+ * Flag-free; rcx is saved around it. */
+static void rec_minus(rec_emit *e, uint64_t minus)
 {
 	rec_b1(e, 0x51);				/* push rcx */
 	if (minus >= REC_MINUS_LASTSP && minus < REC_MINUS_DSLOT(PATCH_DSLOTS)) {
@@ -442,47 +204,16 @@ static void rec_short(rec_emit *e, uint64_t minus)
 			     REC_TLS_DSLOT + 8 * (int32_t)(minus - REC_MINUS_DSLOT(0));
 		rec_fs(e, 0x8b, REC_RCX, at);
 		rec_fs(e, 0x89, REC_RAX, at);
-	} else if (minus) {
+	} else {
 		rec_b(e, "\x48\xb9", 2);		/* mov rcx, imm64 */
 		rec_reloc(e, REC_ABS64, e->len, minus);
 		rec_b(e, &minus, 8);
 	}
-	if (minus) {	/* rax - rcx, flag-free */
-		rec_b(e, "\x48\xf7\xd1", 3);		/* not rcx */
-		rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
-	}
-	rec_b1(e, 0xe8);				/* call short_fn */
-	rec_b4(e, (int32_t)((int64_t)e->short_fn - (int64_t)(rec_here(e) + 4)));
+	/* rax - rcx, flag-free */
+	rec_b(e, "\x48\xf7\xd1", 3);			/* not rcx */
+	rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
 	rec_b1(e, 0x59);				/* pop rcx */
-}
-
-/* Constant v as a short value: its kind known now, a short one's field
- * goes straight to small_fn.  -1 if v is not short (rec_short then). */
-static int rec_short_const(rec_emit *e, uint64_t v)
-{
-	if (v + PATCH_SHORT_BIAS > 0xfffe)
-		return -1;
-	rec_b1(e, 0x51);				/* push rcx */
-	rec_b1(e, 0xb8);				/* mov eax, field */
-	rec_b4(e, (int32_t)(v + PATCH_SHORT_BIAS + 1));
-	rec_b1(e, 0xe8);				/* call small_fn */
-	rec_b4(e, (int32_t)((int64_t)e->small_fn - (int64_t)(rec_here(e) + 4)));
-	rec_b1(e, 0x59);				/* pop rcx */
-	return 0;
-}
-
-/* A `sword` probe whose word is the same in every process: the
- * executable's (object 0: an entry word's object bits are 0), or a word
- * that is no entry word. */
-static int rec_sword_const(const patch_probe *p, uint64_t *v)
-{
-	uint64_t w = patch_entry_word(p->word, R.cur->index);
-	if (p->what != PATCH_SWORD ||
-	    (R.cur->index && (w != p->word ||
-			      (p->word & PATCH_ENTRY_MASK) == PATCH_ENTRY_TOP)))
-		return 0;
-	*v = w - PATCH_CTL_BASE;
-	return 1;
+	rec_store(e);
 }
 
 /* rax = the program's value of GPR r at the probe frame. */
@@ -619,6 +350,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 		o = rec_memop(x, p->k);
 		return o ? rec_get_addr(e, x, o) : -1;
 	case PATCH_TAKEN:
+	case PATCH_TBIT:
 		if ((cc = rec_cond_code(x)) >= 0) {
 			rec_b1(e, 0x0f);		/* setcc al */
 			rec_b1(e, (uint8_t)(0x90 | cc));
@@ -667,8 +399,6 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 			return -1;
 		rec_b(e, "\x48\x8b\x00", 3);		/* mov rax, [rax] */
 		return 0;
-	case PATCH_TBIT:	/* rec_tbit */
-		break;
 	}
 	return -1;
 }
@@ -679,10 +409,9 @@ static const char *const rec_what_name[] = {
 };
 
 /* The probes of site st at x's address with the given `after`, in file
- * order with taken/target last, in one frame; `ends_span`: x is a jcc
- * ending the span (rec_tbit). */
+ * order with taken/target last, in one frame; each records one word. */
 static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
-		       size_t n, int after, int ends_span)
+		       size_t n, int after)
 {
 	size_t want = 0, first = 0;
 	for (size_t i = n; i-- > 0;)
@@ -702,21 +431,18 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
 			if (p->pc != x->addr || p->after != after || ctl != last)
 				continue;
-			uint64_t cv;
-			if (rec_sword_const(p, &cv) && rec_short_const(e, cv) == 0)
-				continue;
-			if (p->what == PATCH_TBIT ? rec_tbit(e, x, ends_span) : rec_value(e, x, p))
+			if (rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,
 					rec_what_name[p->what], p->pc - R.cur->img.bias,
 					ZydisMnemonicGetString(x->in.mnemonic));
 			if (p->what == PATCH_DREG || p->what == PATCH_DADDR)
-				rec_short(e, REC_MINUS_DSLOT(p->word));
-			else if (p->what == PATCH_SREG || p->what == PATCH_STARGET ||
-				 p->what == PATCH_DSP || p->what == PATCH_SWORD)
-				rec_short(e, p->what == PATCH_STARGET ? x->addr :
-					  p->what == PATCH_DSP ? REC_MINUS_LASTSP : 0);
-			else if (p->what != PATCH_TBIT)
+				rec_minus(e, REC_MINUS_DSLOT(p->word));
+			else if (p->what == PATCH_STARGET)
+				rec_minus(e, x->addr);
+			else if (p->what == PATCH_DSP)
+				rec_minus(e, REC_MINUS_LASTSP);
+			else
 				rec_store(e);
 		}
 	rec_b(e, rec_epilogue, sizeof rec_epilogue);
@@ -860,19 +586,17 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 0,
-			   a + x.in.length == st->end && rec_cond_code(&x) >= 0);
+		rec_probes(e, &x, pv + st->p0, st->np, 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)
 			rec_die("cannot relocate %s at %" PRIx64,
 				ZydisMnemonicGetString(x.in.mnemonic),
 				a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 1, 0);
+		rec_probes(e, &x, pv + st->p0, st->np, 1);
 		a += x.in.length;
 	}
 	if (!done)
 		rec_branch_jmp(e, st->end);
-	rec_cold_place(e);
 	rec_lits_place(e);
 	while (e->len % 16)
 		rec_b1(e, 0xcc);
@@ -951,7 +675,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
 	rec_object *o = R.cur;
-	size_t bound = 64 + 2048;	/* rec_short_fn */
+	size_t bound = 64;
 	for (size_t i = 0; i < ns; i++)
 		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160 +
@@ -963,7 +687,6 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		rec_die("no room for trampolines within 2 GiB of %s",
 			o->index ? o->img.path : "the executable");
 	*e = (rec_emit){ .p = code, .cap = size };
-	rec_short_fn(e);
 	uint64_t *stub = calloc(ns ? ns : 1, sizeof *stub);
 	if (!stub)
 		rec_die("out of memory");

@@ -8,9 +8,8 @@
  * the thread, written as a HEAP chunk right before the thread's next
  * VALUES chunk (rec_flush_locked calls rec_heap_flush under the thread's
  * lock), so a replay always has the events before the words that follow
- * them.  To place an event exactly between two words, the thread's open
- * bit and short groups are closed (format.h): the first value recorded
- * after the call starts word `word`.
+ * them.  The event is placed between two words: the first value recorded
+ * after the call is word `word`.
  *
  * The originals are glibc's __libc_* entry points, not dlsym(RTLD_NEXT):
  * dlsym itself calls calloc.  Calls made by the recorder itself (its
@@ -67,12 +66,11 @@ static rec_heap *rec_heap_of(rec_thread *t)
 	return h;
 }
 
-/* The calling thread's word index, its groups closed first.  A signal
+/* The calling thread's word index.  A signal
  * handler of this thread may reset the buffer meanwhile (a full
  * buffer): read again until origin and cursor agree. */
 static uint64_t rec_heap_word(rec_thread *t)
 {
-	rec_t.mask = rec_t.sleft = 0;
 	for (;;) {
 		uint64_t *c = *(uint64_t *volatile *)&rec_cursor;
 		uint64_t o = *(volatile uint64_t *)&t->origin;

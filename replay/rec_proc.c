@@ -165,7 +165,6 @@ void rec_atfork_child(void)
 		R.child = 1;
 		rec_self = &R.sink;
 		rec_cursor = R.sink.base;
-		rec_t.mask = rec_t.sleft = 0;
 		return;
 	}
 	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,

@@ -133,7 +133,6 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 			if (at == t->guard)
 				rec_flush_upto(t, at, 1);
 			rec_cursor = t->base;
-			rec_t.mask = rec_t.sleft = 0;
 			g[REG_RDX] = (greg_t)t->base;
 			return;
 		}

@@ -343,12 +343,15 @@ static void hset_add(hset *h, uint64_t k)
 	h->n++;
 }
 
-/* One run of words: a VALUES payload (online) or a whole stream (offline). */
+/* One run of words: a VALUES payload's, unpacked by the reader (online),
+ * or one in the value file, unpacked when the replay comes to it. */
 typedef struct seg {
 	struct seg *next;
 	const uint64_t *w;
 	size_t n;
 	void *owned;            /* freed with the segment, or NULL */
+	const struct vt_run *run;	/* offline: its packed words (w is
+					   then the stream's `unpacked`) */
 } seg;
 
 /* One thread's stream, its skeleton and its output. */
@@ -378,6 +381,8 @@ typedef struct stream {
 	int count_only;         /* t.count_only after them */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
+	uint64_t *unpacked;     /* offline: cur's words (seg_unpack) */
+	size_t unpacked_cap;
 	/* --symbolize: its HEAP events (under mu when online), the next
 	 * one to pass, and its view of the objects */
 	vt_heap_event *hev;
@@ -933,19 +938,43 @@ static void seg_free(seg *g)
 		pthread_cond_signal(&space);
 		pthread_mutex_unlock(&mu);
 		free(g->owned);
-	} else if (values_mapped && g->n >= 2 * VT_RELEASE_PAGE / 8) {
-		vt_release(g->w, g->n * 8);	/* replayed: in the mapped file */
+	} else if (values_mapped && g->run && g->run->nbytes >= 2 * VT_RELEASE_PAGE) {
+		vt_release(g->run->p, g->run->nbytes);	/* replayed: in the mapped file */
 	}
 	free(g);
+}
+
+/* Offline, g's words unpacked into s->unpacked, which held the previous
+ * segment's (replayed).  A payload that does not unpack (the chunk's
+ * check passed: a recorder's bug, or a forged file) stops the replay. */
+static void seg_unpack(stream *s, seg *g)
+{
+	if (!g->run)
+		return;
+	if (g->run->n > s->unpacked_cap) {
+		free(s->unpacked);
+		s->unpacked_cap = g->run->n;
+		s->unpacked = malloc((g->run->n + VT_UNPACK_SLACK) * 8);
+		if (!s->unpacked) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			exit(2);
+		}
+	}
+	if (vt_run_words(g->run, s->unpacked)) {
+		fprintf(stderr, "skel: replay: thread %u: the VALUES chunk after its word %"
+			PRIu64 " does not unpack (damaged value file); the replay stops "
+			"there\n", s->thread, s->base + (s->cur ? s->cur->n : 0));
+		exit(2);
+	}
+	g->w = s->unpacked;
 }
 
 /* --pid: the skeleton reads the child's first word, so the parent's part
  * is over: the child's accesses from here on are emitted.  Every access
  * before it was made before the fork: the first word the child records
- * after the fork is read before any access the child makes (the
- * recorder closes its groups at the fork, so that word opens a group of
- * its own, and the first probe the child meets after fork() returns is
- * the RETURNED word at the call's return site, or a routine entry). */
+ * after the fork is read before any access the child makes (the first
+ * probe the child meets after fork() returns is the RETURNED word at the
+ * call's return site, or a routine entry). */
 static void fork_passed(stream *s)
 {
 	s->quiet = 0;
@@ -972,6 +1001,7 @@ static int refill(stream *s)
 	pthread_mutex_unlock(&mu);
 	if (!g)
 		return 0;
+	seg_unpack(s, g);
 	if (s->cur) {
 		s->base += s->cur->n;
 		seg_free(s->cur);
@@ -1069,7 +1099,7 @@ static void stamps_take(stream *s, const vt_time *e, size_t n)
  * read of its first word (a held signal, or one in code the skeleton
  * passes as an external call), or before the access of its pc (sk_out:
  * crash_pc) once the words before it are read.  The reader's state of
- * the interrupted code (bit and short groups, delta slots) waits for it
+ * the interrupted code (rsp of PATCH_DSP, delta slots) waits for it
  * to return, as the recorder's did. */
 
 /* The words of t's stream the skeleton has read (the lead's window over
@@ -1092,13 +1122,11 @@ static vt_signal handler_as_signal(const vt_handler *h)
 	return (vt_signal){ h->word, h->pc, h->signal, h->object };
 }
 
-/* Whether the groups the skeleton read hold nothing it has not taken:
- * the recorder closed them at the event. */
+/* Whether the skeleton holds no word it peeked at and has not taken:
+ * the handler's words would be behind it. */
 static bool reader_clear(const sk_thread *t)
 {
-	uint64_t left = t->nshort >= 4 ? t->shorts :
-			t->shorts & ((1ull << (16 * t->nshort)) - 1);
-	return t->nbits == 0 && left == 0 && !t->has_pend;
+	return !t->has_pend;
 }
 
 static void handler_lost(stream *s, const vt_handler *h, const char *why)
@@ -1124,7 +1152,6 @@ static uint64_t handler_end(const stream *s, size_t i)
 	return UINT64_MAX;
 }
 
-#define READER_STATE(X) X(bits) X(nbits) X(shorts) X(nshort) X(lastsp)
 
 static void handler_run(stream *s)
 {
@@ -1137,13 +1164,10 @@ static void handler_run(stream *s)
 	s->hdnext++;
 	t->crash_pc = crash_pc_in(s, t->mod);
 	heap_catch_up(s);
-#define SAVE(f) __typeof__(t->f) f = t->f;
-	READER_STATE(SAVE)
-#undef SAVE
+	uint64_t lastsp = t->lastsp;
 	uint64_t dslot[16];
 	memcpy(dslot, t->dslot, sizeof dslot);
 	memset(t->dslot, 0, sizeof dslot);
-	t->nbits = t->nshort = 0;
 	t->lastsp = 0;
 	t->depth++;
 	while (words_read(s) < end)
@@ -1151,9 +1175,7 @@ static void handler_run(stream *s)
 	if (words_read(s) != end || !reader_clear(t))
 		handler_lost(s, h, "its skeleton read past the handler's words (desynchronised)");
 	t->depth--;
-#define LOAD(f) t->f = f;
-	READER_STATE(LOAD)
-#undef LOAD
+	t->lastsp = lastsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
 	t->crash_pc = crash_pc_in(s, t->mod);
 }
@@ -1224,18 +1246,6 @@ uint64_t sk_peek_more(sk_thread *t)
 {
 	words_wait(t->sink);
 	return *t->w;
-}
-
-void sk_bits_refill(sk_thread *t)
-{
-	uint64_t w;
-	do	/* an empty group: its thread stopped right after opening it */
-		w = sk_in(t);
-	while (w == 1);
-	if (w == 0)
-		sk_desync(t, 0, "a bit group without its sentinel bit", w);
-	t->nbits = 63u - (uint32_t)__builtin_clzll(w);
-	t->bits = w;
 }
 
 void sk_crashed(sk_thread *t)
@@ -1669,6 +1679,7 @@ static void stream_free(stream *s)
 	free(s->lines.a);
 	free(s->pages.a);
 	free(s->chunks.a);
+	free(s->unpacked);
 	free(s->buf);
 	free(s);
 }
@@ -1971,7 +1982,7 @@ static void stream_runs(stream *s, const struct vt_run *runs, size_t n, uint64_t
 			exit(2);
 		}
 		if (r < n && limit) {
-			g->w = runs[r].w;
+			g->run = &runs[r];
 			g->n = runs[r].n < limit ? runs[r].n : limit;
 			limit -= g->n;
 		}
@@ -2246,6 +2257,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		if (vs->thread == 0 && pre)
 			stream_prefix(s, pre);
 		stream_runs(s, vs->runs, vs->nruns, UINT64_MAX);
+		seg_unpack(s, s->cur);
 		s->t.w = s->t.begin = s->seg_w = s->cur->w;
 		s->t.end = s->cur->w + s->cur->n;
 		fflush(out);
@@ -2490,7 +2502,10 @@ static int replay_fd(FILE *out, bool quiet)
 			s = find_stream(&v, c.thread, bias, out, p);
 			s->order = fresh;
 		}
-		if (c.type != VT_VALUES || c.payload_bytes <= 8) {
+		uint64_t nw = 0;
+		if (c.type == VT_VALUES)
+			memcpy(&nw, (uint8_t *)p + 8, 8);
+		if (c.type != VT_VALUES || !nw) {
 			pthread_mutex_lock(&mu);
 			if (c.type == VT_THREAD_START)
 				s->start = *(vt_thread_start *)p;
@@ -2528,16 +2543,29 @@ static int replay_fd(FILE *out, bool quiet)
 			free(p);
 			continue;
 		}
-		seg *g = malloc(sizeof *g);
-		g->next = NULL;
-		g->w = (uint64_t *)p + 1;	/* after the first word's index */
-		g->n = c.payload_bytes / 8 - 1;
-		g->owned = p;
+		seg *g = calloc(1, sizeof *g);
+		uint64_t *w = malloc((nw + VT_UNPACK_SLACK) * 8);
+		if (!g || !w) {
+			fprintf(stderr, "skel: replay: out of memory\n");
+			exit(2);
+		}
+		if (vt_values_unpack(p, c.payload_bytes, w, nw)) {
+			snprintf(err, sizeof err, "thread %u: a VALUES chunk's words do not "
+				 "unpack", c.thread);
+			free(w);
+			free(g);
+			free(p);
+			break;
+		}
+		free(p);
+		g->w = w;
+		g->n = nw;
+		g->owned = w;
 		pthread_mutex_lock(&mu);
 		s->nvalues += g->n;
 		if (s->dead || s->finished) {
 			pthread_mutex_unlock(&mu);
-			free(p);
+			free(w);
 			free(g);
 			continue;
 		}

@@ -30,10 +30,6 @@ typedef struct sk_module sk_module;
 struct sk_thread {
 	const uint64_t *w, *end;    /* the stream's words not yet read */
 	const uint64_t *begin;
-	uint64_t bits;              /* the current bit group's bits not yet */
-	uint32_t nbits;             /* read, from bit 0 up (PATCH_TBIT) */
-	uint64_t shorts;            /* the same for the current short group */
-	uint32_t nshort;            /* (PATCH_SREG) */
 	uint64_t lastsp;            /* rsp at the previous PATCH_DSP */
 	uint64_t pend;              /* a control word peeked at (has_pend) */
 	int has_pend;
@@ -154,9 +150,6 @@ void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to);
  * the analysis did not find (whose accesses would be missing). */
 void sk_icall_check(sk_thread *t, uint64_t pc, uint64_t to);
 
-/* The next bit group: its word from the stream (format.h, PATCH_TBIT). */
-void sk_bits_refill(sk_thread *t);
-
 static inline uint64_t sk_in(sk_thread *t)
 {
 	return t->w < t->end ? *t->w++ : sk_end_of_stream(t);
@@ -167,47 +160,17 @@ static inline uint64_t sk_peek(sk_thread *t)
 	return t->w < t->end ? *t->w : sk_peek_more(t);
 }
 
-static inline int sk_bit(sk_thread *t);
-
-/* The next 16-bit field of the short groups (format.h, PATCH_SREG). */
-static inline uint32_t sk_field(sk_thread *t)
-{
-	for (;;) {
-		if (__builtin_expect(t->nshort == 0, 0)) {
-			t->shorts = sk_in(t);
-			t->nshort = 4;
-		}
-		uint32_t f = (uint32_t)(t->shorts & 0xffff);
-		t->shorts >>= 16;
-		t->nshort--;
-		if (__builtin_expect(f != 0, 1))
-			return f;
-		t->nshort = 0;		/* closed early */
-	}
-}
-
-/* A value recorded as a short value (format.h, PATCH_SREG): a bit 0 and
- * a field; bits 1, 0 and two fields of 15 bits; bits 1, 1 and a word. */
+/* A value recorded as a difference or a short value (format.h,
+ * PATCH_SREG, PATCH_DREG...): one word of the stream, as every value. */
 static inline uint64_t sk_small(sk_thread *t)
 {
-	if (__builtin_expect(sk_bit(t), 0)) {
-		if (sk_bit(t))
-			return sk_in(t);
-		uint64_t lo = sk_field(t) >> 1;
-		return (lo | (uint64_t)(sk_field(t) >> 1) << 15) - 0x20000000u;	/* PATCH_MEDIUM_BIAS */
-	}
-	return (uint64_t)sk_field(t) - 0x8000u;		/* f - 1 - bias */
+	return sk_in(t);
 }
 
-/* A conditional jump's recorded outcome, 1 if taken. */
+/* A conditional jump's recorded outcome (PATCH_TBIT), 1 if taken. */
 static inline int sk_bit(sk_thread *t)
 {
-	if (__builtin_expect(t->nbits == 0, 0))
-		sk_bits_refill(t);
-	int b = (int)(t->bits & 1);
-	t->bits >>= 1;
-	t->nbits--;
-	return b;
+	return sk_in(t) != 0;
 }
 
 /* Regions of interest: a skeleton compiled with SK_ROI=1 starts each

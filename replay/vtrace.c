@@ -135,7 +135,7 @@ static int vt_payload_ok(const vt_chunk_header *h)
 	case VT_THREAD_START:
 		return h->payload_bytes == sizeof(vt_thread_start);
 	case VT_VALUES:
-		return h->payload_bytes >= 8 && h->payload_bytes % 8 == 0;
+		return h->payload_bytes >= sizeof(vt_packed) && h->payload_bytes % 8 == 0;
 	case VT_THREAD_END:
 		return h->payload_bytes == 8;
 	case VT_TRAMPOLINE_MAP:
@@ -211,7 +211,12 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 			return vt_fail(err, "thread %u: the VALUES chunk at offset %" PRIu64
 				       " starts at word %" PRIu64 ", expected %" PRIu64
 				       " (a chunk lost or repeated)", t, off, n, o->words);
-		o->words += h->payload_bytes / 8 - 1;
+		memcpy(&n, payload + 8, 8);
+		if (n > 6 * h->payload_bytes)	/* 15 in 2.5 bytes at most */
+			return vt_fail(err, "thread %u: the VALUES chunk at offset %" PRIu64
+				       " says %" PRIu64 " words, more than its %" PRIu64
+				       " bytes can hold", t, off, n, h->payload_bytes);
+		o->words += n;
 		return 0;
 	case VT_THREAD_END:
 		memcpy(&n, payload, 8);
@@ -355,23 +360,26 @@ static vt_stream *vt_stream_get(vt_reader *rd, uint32_t thread)
 	return st;
 }
 
-/* An empty VALUES or TRAMPOLINE_MAP chunk is legal (a flush of nothing)
- * and adds nothing: no memcpy from or to a NULL array. */
-static int vt_values_add(vt_stream *st, const uint8_t *p, size_t n)
+/* A VALUES payload's words, unpacked (a chunk of no words is legal: a
+ * flush of nothing). */
+static int vt_values_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n,
+			 char err[FMT_ERR_LEN])
 {
 	if (!n)
 		return 0;
-	if (st->nvalues + n > st->cap) {
+	if (st->nvalues + n + VT_UNPACK_SLACK > st->cap) {
 		size_t cap = st->cap ? st->cap : 1024;
-		while (cap < st->nvalues + n)
+		while (cap < st->nvalues + n + VT_UNPACK_SLACK)
 			cap *= 2;
 		uint64_t *v = realloc(st->values, cap * sizeof *v);
 		if (!v)
-			return -1;
+			return vt_fail(err, "out of memory");
 		st->values = v;
 		st->cap = cap;
 	}
-	memcpy(st->values + st->nvalues, p, n * 8);
+	if (vt_values_unpack(p, nbytes, st->values + st->nvalues, n))
+		return vt_fail(err, "thread %u: a VALUES chunk's words do not unpack "
+			       "(format.h, vt_pack)", st->thread);
 	st->nvalues += n;
 	return 0;
 }
@@ -427,7 +435,7 @@ static int vt_handler_add(vt_stream *st, const uint8_t *p)
 			 sizeof(vt_handler));
 }
 
-static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
+static int vt_run_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n)
 {
 	if (!n)
 		return 0;
@@ -439,11 +447,14 @@ static int vt_run_add(vt_stream *st, const uint8_t *p, size_t n)
 		st->runs = r;
 		st->runcap = cap;
 	}
-	/* payloads start 8-aligned: header and chunk headers are multiples
-	 * of 8 bytes, and so are all payloads */
-	st->runs[st->nruns++] = (struct vt_run){ (const uint64_t *)(const void *)p, n };
+	st->runs[st->nruns++] = (struct vt_run){ p, nbytes, n };
 	st->nvalues += n;
 	return 0;
+}
+
+int vt_run_words(const struct vt_run *r, uint64_t *w)
+{
+	return vt_values_unpack(r->p, r->nbytes, w, r->n);
 }
 
 int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)
@@ -546,9 +557,13 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (st->signalled) {
 		/* words of the handler and after: the replay stops at the
 		 * signal */
-	} else if (rd->ref ? vt_run_add(st, c->payload + 8, n / 8 - 1)
-			   : vt_values_add(st, c->payload + 8, n / 8 - 1)) {
-		return vt_fail(err, "out of memory");
+	} else {
+		uint64_t words;
+		memcpy(&words, c->payload + 8, 8);
+		if (!rd->ref)
+			return vt_values_add(st, c->payload, n, words, err);
+		if (vt_run_add(st, c->payload, n, words))
+			return vt_fail(err, "out of memory");
 	}
 	return 0;
 }

@@ -432,8 +432,9 @@ static void shared_collect(rgen *g, uint32_t i, shared_at *u)
 	u->region = true;
 }
 
-/* A conditional jump's outcome goes into a bit group (PATCH_TBIT) when
- * the recorder can take it from the flags; jrcxz and loop keep a word. */
+/* A conditional jump's outcome is a `tbit` probe (PATCH_TBIT) when the
+ * recorder can take it from the flags (setcc); jrcxz and loop keep
+ * `taken`, which the recorder makes by a jump of its own. */
 static bool branch_packed(const insn *in)
 {
 	return in->cond != CC_RCXZ && in->cond != CC_LOOP;

@@ -564,15 +564,15 @@ static void test_target_of_indirect_call(void **state)
 	check_main_stream(prog_np, probes, "target", "30");
 }
 
-/* ---------------------------------------------- packed encodings */
+/* ---------------------------------------------- value probes */
 
-/* A decoder of the packed encodings written from their description in
- * replay/format.h (PATCH_TBIT, PATCH_SREG), not from the replayer's. */
+/* Every probe records one word (format.h: packing is the flush's, and
+ * the reader's unpacking is tested in test_vtrace); these check what the
+ * word is for each kind of probe, from the description in format.h. */
 typedef struct dec {
 	const vt_stream *st;
 	size_t i;
-	uint64_t bits, shorts, lastsp, dslot[PATCH_DSLOTS];
-	unsigned nbits, nshorts;
+	uint64_t lastsp, dslot[PATCH_DSLOTS];
 } dec;
 
 static uint64_t dec_word(dec *d)
@@ -584,48 +584,15 @@ static uint64_t dec_word(dec *d)
 
 static unsigned dec_bit(dec *d)
 {
-	while (d->nbits == 0) {
-		uint64_t g = dec_word(d);
-		if (g == 0)
-			fail_msg("bit group %zu without its sentinel", d->i - 1);
-		unsigned top = 63;
-		while (!(g >> top))
-			top--;
-		d->nbits = top;	/* the sentinel's place is the count */
-		d->bits = g;
-	}
-	unsigned b = d->bits & 1;
-	d->bits >>= 1;
-	d->nbits--;
-	return b;
-}
-
-static uint64_t dec_field(dec *d)
-{
-	for (;;) {
-		if (d->nshorts == 0) {
-			d->shorts = dec_word(d);
-			d->nshorts = PATCH_SHORT_FIELDS;
-		}
-		uint64_t f = d->shorts & 0xffff;
-		d->shorts >>= 16;
-		d->nshorts--;
-		if (f)
-			return f;
-		d->nshorts = 0;	/* unused: the group was closed early */
-	}
+	uint64_t b = dec_word(d);
+	if (b > 1)
+		fail_msg("branch outcome %zu is %" PRIx64 ", not 0 or 1", d->i - 1, b);
+	return (unsigned)b;
 }
 
 static uint64_t dec_short(dec *d)
 {
-	if (!dec_bit(d))
-		return dec_field(d) - 1 - PATCH_SHORT_BIAS;
-	if (dec_bit(d))
-		return dec_word(d);
-	uint64_t lo = dec_field(d), hi = dec_field(d);
-	if (!(lo & 1) || !(hi & 1))
-		fail_msg("medium value with an even field (%" PRIx64 ", %" PRIx64 ")", lo, hi);
-	return ((lo >> 1) | (hi >> 1) << 15) - PATCH_MEDIUM_BIAS;
+	return dec_word(d);
 }
 
 enum { DEC_BIT, DEC_SHORT, DEC_DSP, DEC_DELTA };
@@ -635,7 +602,7 @@ enum { DEC_BIT, DEC_SHORT, DEC_DSP, DEC_DELTA };
  * DEC_DELTA: the probes' delta slot is `minus`, or each "V" line's probe
  * has its own slot, 1 + its index in the V lines modulo nslot, when
  * minus is PATCH_DSLOTS + nslot. */
-static void check_packed(const char *prog, const char *const *probes,
+static void check_words(const char *prog, const char *const *probes,
 			 const char *mode, const char *n, int kind, uint64_t minus)
 {
 	run r;
@@ -659,30 +626,30 @@ static void check_packed(const char *prog, const char *const *probes,
 			fail_msg("value %zu: decoded %" PRIx64 ", program %" PRIx64,
 				 k, got, want[k]);
 	}
-	/* nothing but unused fields or bits after the last value */
+	/* nothing after the last value */
 	assert_int_equal(d.i, d.st->nvalues);
 	assert_same_as_native(&r, prog, mode, n);
 	free(want);
 	run_free(&r);
 }
 
-/* 500 outcomes: 8 groups; 70000: the buffer is written out (guard page)
- * with a group open, which closes it early. */
-static void test_tbit_packs_outcomes_into_groups(void **state)
+/* 500 outcomes; 70000: the buffer is written out (guard page) on the
+ * way. */
+static void test_tbit_records_outcomes(void **state)
 {
 	const char *probes[] = { "tk_site tk_blk tk_end before tbit", NULL };
-	check_packed(prog_np, probes, "taken", "500", DEC_BIT, 0);
-	check_packed(prog_pie, probes, "taken", "70000", DEC_BIT, 0);
+	check_words(prog_np, probes, "taken", "500", DEC_BIT, 0);
+	check_words(prog_pie, probes, "taken", "70000", DEC_BIT, 0);
 }
 
-/* rbx after the add: 1, 5, 12, ... small at first, then past 2^15 (the
- * escapes: a flag bit and a word); 40000 iterations cross buffers. */
-static void test_sreg_short_and_escaped_values(void **state)
+/* rbx after the add: 1, 5, 12, ... small at first, then large; 40000
+ * iterations cross buffers. */
+static void test_sreg_small_and_large_values(void **state)
 {
 	const char *probes[] = {
 		"loop_site loop_site loop_end after sreg rbx", NULL };
-	check_packed(prog_np, probes, "loop", "300", DEC_SHORT, 0);
-	check_packed(prog_pie, probes, "loop", "40000", DEC_SHORT, 0);
+	check_words(prog_np, probes, "loop", "300", DEC_SHORT, 0);
+	check_words(prog_pie, probes, "loop", "40000", DEC_SHORT, 0);
 }
 
 /* The destination less the call's own pc (non-PIE: link-time is run
@@ -690,28 +657,28 @@ static void test_sreg_short_and_escaped_values(void **state)
 static void test_starget_and_dsp(void **state)
 {
 	const char *tg[] = { "tg_site tg_blk tg_end before starget", NULL };
-	check_packed(prog_np, tg, "target", "30", DEC_SHORT, sym(prog_np, "tg_site"));
+	check_words(prog_np, tg, "target", "30", DEC_SHORT, sym(prog_np, "tg_site"));
 	const char *sp[] = { "rsp_site rsp_site rsp_end before dsp", NULL };
-	check_packed(prog_np, sp, "rsp", "1", DEC_DSP, 0);
-	check_packed(prog_pie, sp, "rsp", "1", DEC_DSP, 0);
+	check_words(prog_np, sp, "rsp", "1", DEC_DSP, 0);
+	check_words(prog_pie, sp, "rsp", "1", DEC_DSP, 0);
 }
 
 /* Delta slots: rbx after the add (1, 5, 12, ...: differences small,
- * then past 2^15, escaped; 40000 iterations cross buffers); three direct
+ * then large; 40000 iterations cross buffers); three direct
  * addresses (array walk, a global, the stack) in three slots, each the
  * difference from its own previous one. */
 static void test_dreg_and_daddr_record_differences(void **state)
 {
 	const char *reg[] = {
 		"loop_site loop_site loop_end after dreg rbx 7", NULL };
-	check_packed(prog_np, reg, "loop", "300", DEC_DELTA, 7);
-	check_packed(prog_pie, reg, "loop", "40000", DEC_DELTA, 7);
+	check_words(prog_np, reg, "loop", "300", DEC_DELTA, 7);
+	check_words(prog_pie, reg, "loop", "40000", DEC_DELTA, 7);
 	const char *addr[] = {
 		"addr_site addr_site addr_end before daddr 0 1",
 		"rip_site rip_site rip_end before daddr 0 2",
 		"push_site push_site push_end before daddr 0 3", NULL };
-	check_packed(prog_np, addr, "addr", "20", DEC_DELTA, PATCH_DSLOTS + 3);
-	check_packed(prog_pie, addr, "addr", "60", DEC_DELTA, PATCH_DSLOTS + 3);
+	check_words(prog_np, addr, "addr", "20", DEC_DELTA, PATCH_DSLOTS + 3);
+	check_words(prog_pie, addr, "addr", "60", DEC_DELTA, PATCH_DSLOTS + 3);
 }
 
 /* A 3-byte block: no room for a jmp, so int3 (counted in STATS). */
@@ -1241,9 +1208,13 @@ static void test_vtrace_ref_equals_copy(void **state)
 	assert_int_equal(b->nvalues, 3000);
 	assert_null(b->values);
 	size_t k = 0;
-	for (size_t i = 0; i < b->nruns; i++)
+	for (size_t i = 0; i < b->nruns; i++) {
+		uint64_t *w = malloc((b->runs[i].n + VT_UNPACK_SLACK) * 8);
+		assert_int_equal(vt_run_words(&b->runs[i], w), 0);
 		for (size_t j = 0; j < b->runs[i].n; j++, k++)
-			assert_int_equal(b->runs[i].w[j], a->values[k]);
+			assert_int_equal(w[j], a->values[k]);
+		free(w);
+	}
 	assert_int_equal(k, 3000);
 	vtrace_streams_free(&m);
 	vtrace_close(&t);
@@ -1257,7 +1228,7 @@ static void test_vtrace_many_threads_keep_their_streams(void **state)
 {
 	enum { NT = 5000 };
 	size_t size = VT_HEADER_SIZE + NT * (VT_CHUNK_HEADER_SIZE + sizeof(vt_thread_start)) +
-		      2 * NT * (VT_CHUNK_HEADER_SIZE + 16);
+		      2 * NT * (VT_CHUNK_HEADER_SIZE + sizeof(vt_packed) + 8);	/* one word packed */
 	uint8_t *buf = calloc(1, size);
 	size_t at = vt_put_header(buf);
 	/* round 0 names thread 64*i (mod 2^32, descending), round 1 again */
@@ -1453,8 +1424,7 @@ static void wp_libc_mode(const char *mode, const char *n)
 	for (size_t t = 0; t < r.s.n; t++)
 		for (size_t i = 0; i < r.s.s[t].nvalues; i++) {
 			/* an entry of object 1 is recorded less
-			 * PATCH_CTL_BASE (PATCH_SWORD): (1 << 32) + id + 1,
-			 * too large for a field, so a word of its own */
+			 * PATCH_CTL_BASE (PATCH_SWORD): (1 << 32) + id + 1 */
 			uint64_t w = r.s.s[t].values[i];
 			libc_entries += (w >> 32) == 1;
 		}
@@ -1486,8 +1456,8 @@ int main(void)
 		cmocka_unit_test(test_reg_rsp_is_the_programs_rsp),
 		cmocka_unit_test(test_addr_is_effective_address),
 		cmocka_unit_test(test_taken_follows_branch_outcomes),
-		cmocka_unit_test(test_tbit_packs_outcomes_into_groups),
-		cmocka_unit_test(test_sreg_short_and_escaped_values),
+		cmocka_unit_test(test_tbit_records_outcomes),
+		cmocka_unit_test(test_sreg_small_and_large_values),
 		cmocka_unit_test(test_starget_and_dsp),
 		cmocka_unit_test(test_dreg_and_daddr_record_differences),
 		cmocka_unit_test(test_target_of_indirect_call),

@@ -1,4 +1,4 @@
-/* The value trace's integrity (format.h, version 2): every way a file can
+/* The value trace's integrity (format.h, version 3): every way a file can
  * be damaged that once replayed with status 0 and a different trace is
  * refused, with a message that names the chunk; an intact file reads
  * back exactly. */
@@ -101,9 +101,12 @@ static void test_intact_file_reads_back(void **state)
 	assert_non_null(st);
 	assert_int_equal(st->nvalues, NVAL * PER);
 	assert_int_equal(st->nruns, NVAL);
-	for (int k = 0; k < NVAL; k++)
+	for (int k = 0; k < NVAL; k++) {
+		uint64_t w[PER + VT_UNPACK_SLACK];
+		assert_int_equal(vt_run_words(&st->runs[k], w), 0);
 		for (int i = 0; i < PER; i++)
-			assert_int_equal(st->runs[k].w[i], 100 * k + i);
+			assert_int_equal(w[i], 100 * k + i);
+	}
 	assert_int_equal(vtrace_stream(&s, 0)->nvalues, 2);
 	vtrace_streams_free(&s);
 	vtrace_close(&t);
@@ -228,7 +231,10 @@ static void test_changed_bits_are_refused(void **state)
 	(void)state;
 	file f;
 	make(&f);
-	f.buf[f.values[1] + VT_CHUNK_HEADER_SIZE + 8 + 3] ^= 0x10;
+	f.buf[f.values[1] + VT_CHUNK_HEADER_SIZE + 24 + 2] ^= 0x10;	/* a word */
+	expect(f.buf, f.n, "check mismatch");
+	make(&f);
+	f.buf[f.values[1] + VT_CHUNK_HEADER_SIZE + 8] ^= 1;	/* their number */
 	expect(f.buf, f.n, "check mismatch");
 	make(&f);
 	f.buf[f.values[2] + 8] ^= 1;	/* the chunk's thread */
@@ -293,10 +299,106 @@ static void test_older_version_refused(void **state)
 	make(&f);
 	vt_header h;
 	memcpy(&h, f.buf, sizeof h);
-	h.version = 1;
+	h.version = 2;	/* words not packed */
 	vt_header_seal(&h);
 	memcpy(f.buf, &h, sizeof h);
-	expect(f.buf, f.n, "unsupported version 1 (want 2): recorded by an older skel");
+	expect(f.buf, f.n, "unsupported version 2 (want 3): recorded by an older skel");
+}
+
+/* Packing, worked by hand from format.h's description of the tokens. */
+static const uint64_t pk_words[] = {
+	0, 1, 1, 0, 1, 0, 0,	/* 7 outcomes, code 9: 0b0010110 | 1 << 7 */
+	5,			/* z 10: code 1 */
+	(uint64_t)-3,		/* z 5: code 1 */
+	300,			/* z 600 = 0x258: code 2 */
+	1ull << 40,		/* z 2^41, 42 bits: code 6 */
+	(uint64_t)-1,		/* z 1: code 1 */
+	1ull << 63,		/* z 2^64 - 1: code 8 */
+	1,			/* 1 outcome, code 9: 0b11 */
+};
+static const uint8_t pk_codes[] = { 0x19, 0x21, 0x16, 0x98 };
+static const uint8_t pk_data[] = {
+	0x96, 0x0a, 0x05, 0x58, 0x02, 0, 0, 0, 0, 0, 0x02, 0x01,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03,
+};
+enum { PK_N = sizeof pk_words / 8 };
+
+/* A payload of n words, tokens, codes and data, padded; its size. */
+static size_t pk_payload(uint8_t *p, uint64_t n, uint32_t tokens, const uint8_t *codes,
+			 const uint8_t *data, uint32_t ndata)
+{
+	vt_packed h = { 0, n, tokens, ndata };
+	memcpy(p, &h, sizeof h);
+	memcpy(p + sizeof h, codes, (tokens + 1) / 2);
+	size_t at = vt_packed_head(tokens);
+	memcpy(p + at, data, ndata);
+	at += ndata;
+	while (at % 8)
+		p[at++] = 0;
+	return at;
+}
+
+static void test_pack_tokens_by_hand(void **state)
+{
+	(void)state;
+	uint8_t codes[PK_N], data[PK_N * VT_PACK_MAX + 8], p[256];
+	uint32_t tokens, ndata;
+	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, sizeof data - 8, &tokens, &ndata),
+			 PK_N);
+	assert_int_equal(tokens, 8);
+	assert_int_equal(ndata, sizeof pk_data);
+	assert_memory_equal(codes, pk_codes, sizeof pk_codes);
+	assert_memory_equal(data, pk_data, sizeof pk_data);
+	uint64_t w[PK_N + VT_UNPACK_SLACK];
+	size_t n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
+	assert_int_equal(n, 56);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), 0);
+	assert_memory_equal(w, pk_words, sizeof pk_words);
+	/* sixteen outcomes in a row: a token of 15 (code 10), one of 1 */
+	uint64_t ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	assert_int_equal(vt_pack(ones, 16, codes, data, sizeof data - 8, &tokens, &ndata), 16);
+	assert_int_equal(tokens, 2);
+	assert_int_equal(codes[0], 0x9a);
+	assert_int_equal(ndata, 3);
+	assert_int_equal(data[0], 0xff);
+	assert_int_equal(data[1], 0xff);
+	assert_int_equal(data[2], 0x03);
+	/* 12 bytes of room: a token is packed only with room for its code
+	 * and VT_PACK_MAX data bytes: the outcomes, 5 and -3, not 300 */
+	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, 12, &tokens, &ndata), 9);
+	assert_int_equal(tokens, 3);
+	assert_int_equal(ndata, 3);
+}
+
+/* Payloads that are not what vt_pack makes are refused. */
+static void test_unpack_refuses_bad_payloads(void **state)
+{
+	(void)state;
+	uint64_t w[PK_N + VT_UNPACK_SLACK];
+	uint8_t p[256];
+	size_t n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N - 1), -1);	/* not its words */
+	p[24 + 4 + sizeof pk_data] = 1;	/* padding not zero */
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);
+	n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
+	memset(p + n, 0, 8);
+	assert_int_equal(vt_values_unpack(p, n + 8, w, PK_N), -1);	/* 8 bytes more */
+	assert_int_equal(vt_values_unpack(p, 16, w, PK_N), -1);	/* cut */
+	const uint8_t c11[] = { 0x0b }, c9[] = { 0x09 }, c1[] = { 0x01 };
+	const uint8_t one[] = { 0x01 }, seven[] = { 0x96 }, two[] = { 0x05, 0x00 };
+	n = pk_payload(p, 1, 1, c11, one, 1);	/* code 11 */
+	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
+	n = pk_payload(p, 1, 1, c9, one, 1);	/* bits without their top bit */
+	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
+	n = pk_payload(p, 5, 1, c9, seven, 1);	/* 7 outcomes, 5 words */
+	assert_int_equal(vt_values_unpack(p, n, w, 5), -1);
+	n = pk_payload(p, 1, 1, c1, two, 2);	/* a data byte left over */
+	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
+	n = pk_payload(p, 2, 1, c1, two, 1);	/* a word missing */
+	assert_int_equal(vt_values_unpack(p, n, w, 2), -1);
+	n = pk_payload(p, 1, 1, c1, two, 1);	/* and whole */
+	assert_int_equal(vt_values_unpack(p, n, w, 1), 0);
+	assert_int_equal(w[0], (uint64_t)-3);
 }
 
 int main(void)
@@ -306,6 +408,8 @@ int main(void)
 		cmocka_unit_test(test_changed_bits_are_refused),
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
+		cmocka_unit_test(test_pack_tokens_by_hand),
+		cmocka_unit_test(test_unpack_refuses_bad_payloads),
 		cmocka_unit_test(test_heap_events_read_back),
 		cmocka_unit_test(test_time_stamps_read_back),
 		cmocka_unit_test(test_process_and_forks_read_back),

@@ -3,6 +3,7 @@
 #ifndef SKEL_VTUTIL_H
 #define SKEL_VTUTIL_H
 #include "replay/format.h"
+#include <stdlib.h>
 
 /* The header of a trace of an 8-byte content-hash identity, at buf. */
 static inline size_t vt_put_header(uint8_t *buf)
@@ -14,20 +15,42 @@ static inline size_t vt_put_header(uint8_t *buf)
 	return sizeof h;
 }
 
-/* A sealed chunk at buf + at; a VALUES chunk gets `first` (the index of
- * its first word) before the n bytes of words.  Returns the end. */
+/* A sealed chunk at buf + at; a VALUES chunk's payload is given as its
+ * n / 8 words, which go in packed (format.h, vt_pack) with `first`, the
+ * index of its first word.  Returns the end. */
 static inline size_t vt_put_chunk(uint8_t *buf, size_t at, uint32_t type, uint32_t thread,
 				  uint64_t first, const void *payload, uint64_t n)
 {
-	size_t pre = type == VT_VALUES ? 8 : 0;
-	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n + pre };
-	vt_chunk_seal(&h, &first, pre, payload, n);
+	uint8_t *packed = NULL;
+	if (type == VT_VALUES) {
+		size_t nw = n / 8;
+		uint64_t *w = malloc(n + 8);
+		uint8_t *codes = malloc(nw / 2 + 1);
+		uint8_t *data = malloc(nw * VT_PACK_MAX + 8);
+		packed = malloc(sizeof(vt_packed) + nw / 2 + 1 + nw * VT_PACK_MAX + 8);
+		if (n)
+			memcpy(w, payload, n);
+		vt_packed h = { first, nw, 0, 0 };
+		vt_pack(w, nw, codes, data, nw * VT_PACK_MAX + nw / 2 + 1, &h.tokens, &h.data);
+		memcpy(packed, &h, sizeof h);
+		memcpy(packed + sizeof h, codes, (h.tokens + 1) / 2);
+		n = vt_packed_head(h.tokens);
+		memcpy(packed + n, data, h.data);
+		n += h.data;
+		while (n % 8)
+			packed[n++] = 0;
+		free(w);
+		free(codes);
+		free(data);
+		payload = packed;
+	}
+	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
+	vt_chunk_seal(&h, NULL, 0, payload, n);
 	memcpy(buf + at, &h, sizeof h);
-	if (pre)
-		memcpy(buf + at + sizeof h, &first, 8);
 	if (n)
-		memcpy(buf + at + sizeof h + pre, payload, n);
-	return at + sizeof h + pre + n;
+		memcpy(buf + at + sizeof h, payload, n);
+	free(packed);
+	return at + sizeof h + n;
 }
 
 /* A thread's START chunk (start routine unknown). */

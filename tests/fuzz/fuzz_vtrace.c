@@ -19,8 +19,11 @@ static void read_streams(const vt_streams *s)
 		for (size_t k = 0; st->values && k < st->nvalues; k++)
 			sum += st->values[k];
 		for (size_t r = 0; r < st->nruns; r++) {
-			for (size_t k = 0; k < st->runs[r].n; k++)
-				sum += st->runs[r].w[k];
+			uint64_t *w = malloc((st->runs[r].n + VT_UNPACK_SLACK) * 8);
+			if (w && vt_run_words(&st->runs[r], w) == 0)
+				for (size_t k = 0; k < st->runs[r].n; k++)
+					sum += w[k];
+			free(w);
 			n += st->runs[r].n;
 		}
 		/* a stream is either copied or a list of runs, and nvalues
