@@ -291,6 +291,8 @@ extern const uint8_t rec_store_insn[3];
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
 		  uint64_t *tramp, rec_int3 *i3, size_t *ni3);
 int rec_in_code(uint64_t pc);
+/* In the recorder's own image (rec_heap.c). */
+int rec_in_self(const void *p);
 /* Pages for `size` bytes of R.cur's trampolines within rel32 reach of all
  * its text, read-write; NULL if none. */
 void *rec_code_map(size_t size);

@@ -37,6 +37,9 @@ static const int rec_fatal_sigs[] = {
 	SIGVTALRM, SIGPROF,
 };
 
+/* the signals an instruction raises (a fault, int3, a single step) */
+static const int rec_sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP };
+
 static int rec_owned(int sig)
 {
 	return sig == SIGSEGV || sig == SIGTRAP;
@@ -92,10 +95,15 @@ static void rec_note_crash(int sig, void *ucv)
 static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
 			    void *uc);
 
+static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
+			     int sig, sigset_t *old);
+
 /* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
- * for.  Its sa_mask is not applied (documented). */
-static void rec_chain(int sig, siginfo_t *si, void *uc)
+ * for, with the mask the kernel would have given it (the recorder's
+ * handler runs with the others blocked). */
+static void rec_chain(int sig, siginfo_t *si, void *ucv)
 {
+	ucontext_t *uc = ucv;
 	struct sigaction *a = &rec_prog_act[sig];
 	if (!(a->sa_flags & SA_SIGINFO)) {
 		void (*h)(int) = a->sa_handler;
@@ -110,10 +118,13 @@ static void rec_chain(int sig, siginfo_t *si, void *uc)
 	struct sigaction run = *a;
 	if (a->sa_flags & SA_RESETHAND)
 		a->sa_handler = SIG_DFL, a->sa_flags = 0;
+	sigset_t old;
+	rec_handler_mask(&uc->uc_sigmask, &run, sig, &old);
 	rec_handler_now(&run, sig, si, uc);
+	rec_restore_mask(&old);
 }
 
-static int rec_held_fault(rec_thread *t, greg_t *g);
+static int rec_held_fault(rec_thread *t, ucontext_t *uc);
 
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 {
@@ -125,7 +136,7 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 	    at_rip[1] == rec_store_insn[1] && at_rip[2] == rec_store_insn[2]) {
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
-		if (t && rec_held_fault(t, g))
+		if (t && rec_held_fault(t, uc))
 			return;
 		if (!t)		/* a thread we did not see start */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
@@ -246,9 +257,12 @@ static void rec_run_handler(const struct sigaction *a, int sig, siginfo_t *si,
  * after the handler; a faulting access would fault again). */
 static int rec_sync(int sig, const siginfo_t *si)
 {
-	if (si->si_code > 0)
-		return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
-		       sig == SIGILL || sig == SIGTRAP;
+	if (si->si_code > 0) {
+		for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
+			if (sig == rec_sync_sigs[i])
+				return 1;
+		return 0;
+	}
 	return (si->si_code == SI_USER || si->si_code == SI_TKILL ||
 		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid();
 }
@@ -306,18 +320,22 @@ static void rec_arm(rec_thread *t)
  * not end): not held there yet. */
 static int rec_under_valgrind = -1;
 
-static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
+/* rec_hold with all signals blocked: a nested one would find the queue
+ * half changed. */
+static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
+			    const struct sigaction *a, greg_t *g)
 {
-	if (rec_under_valgrind)
-		return 0;
-	greg_t *g = ((ucontext_t *)ucv)->uc_mcontext.gregs;
 	uint64_t rip = (uint64_t)g[REG_RIP];
-	rec_thread *t = rec_self;
-	if (!rec_recording(t) || rec_sync(sig, si))
-		return 0;
 	if (!t->sigq && !(t->sigq = rec_mmap_raw(sizeof *t->sigq)))
 		return 0;
 	rec_sigq *q = t->sigq;
+	int waiting = q->armed || q->stepping;
+	/* the recorder's own code (an interposer, the loop of the held
+	 * handlers) may hold the cursor, or a flush's end, in a register:
+	 * nothing is moved there; as in code outside the covered objects,
+	 * the handler runs now */
+	if (!waiting && rec_in_self((const void *)rip))
+		return 0;
 	int merged = 0;
 	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)
 		merged |= q->v[i].sig == sig;
@@ -325,11 +343,7 @@ static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv
 		return 0;
 	if (!merged)
 		q->v[q->n++] = (rec_held){ sig, *si, *a };
-	if (q->stepping && !rec_in_code(rip)) {	/* valgrind does not step */
-		q->stepping = 0;
-		g[REG_EFL] &= ~(greg_t)0x100;
-	}
-	if (q->armed || q->stepping)
+	if (waiting)
 		return 1;
 	if (rec_in_code(rip)) {
 		q->stepping = 1;
@@ -340,40 +354,67 @@ static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv
 	return 1;
 }
 
+static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
+{
+	rec_thread *t = rec_self;
+	if (rec_under_valgrind || !rec_recording(t) || rec_sync(sig, si))
+		return 0;
+	sigset_t old;
+	rec_block_all(&old);
+	int held = rec_hold_blocked(t, sig, si, a, ((ucontext_t *)ucv)->uc_mcontext.gregs);
+	rec_restore_mask(&old);
+	return held;
+}
+
+/* The mask a handler of the program runs with, as the kernel sets it:
+ * the interrupted code's, the handler's sa_mask and (without
+ * SA_NODEFER) its signal; never SIGTRAP or SIGSEGV. */
+static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
+			     int sig, sigset_t *old)
+{
+	sigset_t m = *base;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&a->sa_mask, s))
+			sigaddset(&m, s);
+	if (!(a->sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	rec_keep_deliverable(&m);
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, (long)old, 8, 0, 0);
+}
+
 /* The held signals' handlers, in the order they came, each with its
- * mask as the kernel would have set it. */
-static void rec_run_held(rec_thread *t, void *uc)
+ * mask as the kernel would have set it over `base`, the mask of the code
+ * they interrupt.  A signal that comes in one of them is held again
+ * (armed): the buffer's first page is opened for each. */
+static void rec_run_held(rec_thread *t, const sigset_t *base)
 {
 	rec_sigq *q = t->sigq;
-	if (q->armed)
-		rec_protect_first(t, PROT_READ | PROT_WRITE);
-	q->armed = 0;
 	while (q->n) {
+		if (q->armed)
+			rec_protect_first(t, PROT_READ | PROT_WRITE);
+		q->armed = 0;
 		rec_held h = q->v[0];
 		q->n--;
 		memmove(&q->v[0], &q->v[1], (size_t)q->n * sizeof q->v[0]);
-		sigset_t m, old;
-		sigemptyset(&m);
-		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&m, 8, 0, 0);
-		for (int s = 1; s < NSIG; s++)
-			if (sigismember(&h.act.sa_mask, s) ||
-			    (s == h.sig && !(h.act.sa_flags & SA_NODEFER)))
-				sigaddset(&m, s);
-		rec_keep_deliverable(&m);
-		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, (long)&old, 8, 0, 0);
+		sigset_t old;
+		rec_handler_mask(base, &h.act, h.sig, &old);
 		vt_handler e = { .flags = VT_HANDLER_DEFERRED };
-		rec_run_handler(&h.act, h.sig, &h.si, uc, &e);
+		rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
 		rec_restore_mask(&old);
 	}
+	if (q->armed)
+		rec_protect_first(t, PROT_READ | PROT_WRITE);
+	q->armed = 0;
 }
 
 /* The store of the probe a held signal waits for: its handlers run, then
  * the store goes on at the cursor they leave.  1 if it was that. */
-static int rec_held_fault(rec_thread *t, greg_t *g)
+static int rec_held_fault(rec_thread *t, ucontext_t *uc)
 {
+	greg_t *g = uc->uc_mcontext.gregs;
 	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
 		return 0;
-	rec_run_held(t, NULL);
+	rec_run_held(t, &uc->uc_sigmask);
 	g[REG_RDX] = (greg_t)rec_cursor;
 	return 1;
 }
@@ -398,8 +439,11 @@ static int rec_stepped(greg_t *g)
 void rec_sig_run_held(void)
 {
 	rec_thread *t = rec_self;
-	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t))
-		rec_run_held(t, NULL);
+	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t)) {
+		sigset_t now;
+		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
+		rec_run_held(t, &now);
+	}
 }
 
 /* errno needs no saving here: the recorder's part makes raw system calls
@@ -426,9 +470,16 @@ void rec_signals_install(void)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	rec_under_valgrind = pre && strstr(pre, "vgpreload") != NULL;
+	/* the recorder's handlers hold the cursor or a flush's end: a
+	 * handler of the program in the middle (which stores words, or moves
+	 * the buffer for a held signal) waits for them to return; the
+	 * program's SIGSEGV and SIGTRAP handlers they call get their own
+	 * mask (rec_chain) */
 	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
 					   SA_NODEFER | SA_RESTART };
-	sigemptyset(&a.sa_mask);
+	sigfillset(&a.sa_mask);
+	for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
+		sigdelset(&a.sa_mask, rec_sync_sigs[i]);
 	a.sa_sigaction = rec_on_segv;
 	if (rec_sys_sigaction(SIGSEGV, &a, &rec_prog_act[SIGSEGV]))
 		rec_die("cannot install the SIGSEGV handler");

@@ -3,6 +3,9 @@
 # (tests/signals.c): raise() of a handler from inside a loop, a handler on
 # sigaltstack, a handler interrupted by another.  Each must be exact under
 # skel check, with the program's output and status as native.
+# The timer cases (alarm, storm) are recorded 40 times each: the output
+# and status must be native's every time (a timer signal in the
+# recorder's own handlers killed 1 run in 5 of alarm, every run of storm).
 # Not here yet (known not to work): the SIGALRM timer case (skel check
 # does not finish under valgrind) and the SIGSEGV handler that siglongjmps
 # (the replay desynchronises).
@@ -25,6 +28,28 @@ for o in O0 O2; do
 			echo "signals -$o $c: $(grep '^check:' "$tmp/check.err")"
 		else
 			bad "-$o $c: $(tail -6 "$tmp/check.err")"
+		fi
+	done
+	# A recorded program must never behave differently: timer signals
+	# come anywhere (trampolines, the recorder's own handlers, its
+	# interposers), so many recorded runs, each with the native output
+	# and status, and each replayed without a stop.
+	for c in alarm storm; do
+		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+		i=0; nbad=0
+		while [ $i -lt 40 ]; do
+			i=$((i+1))
+			./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
+			if [ $rst -ne $nst ] || ! cmp -s "$tmp/rec.out" "$tmp/native.out"; then
+				nbad=$((nbad+1)); cp "$tmp/rec.out" "$tmp/bad.out"; continue
+			fi
+			./skel replay "$b.c" "$tmp/v" --format count >/dev/null 2>"$tmp/rep.err" ||
+				{ nbad=$((nbad+1)); cp "$tmp/rep.err" "$tmp/bad.out"; }
+		done
+		if [ $nbad -eq 0 ]; then
+			echo "signals -$o $c: 40 recorded runs as native, replayed"
+		else
+			bad "-$o $c: $nbad of 40 recorded runs differ or do not replay: $(tail -3 "$tmp/bad.out")"
 		fi
 	done
 done
