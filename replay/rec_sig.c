@@ -126,14 +126,19 @@ static void rec_chain(int sig, siginfo_t *si, void *ucv)
 
 static int rec_held_fault(rec_thread *t, ucontext_t *uc);
 
+/* At the store of a probe: its cursor is in rdx. */
+static int rec_at_store(uint64_t rip)
+{
+	const uint8_t *at = (const uint8_t *)rip;
+	return rec_in_code(rip) && at[0] == rec_store_insn[0] &&
+	       at[1] == rec_store_insn[1] && at[2] == rec_store_insn[2];
+}
+
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
-	uint64_t rip = (uint64_t)g[REG_RIP];
-	const uint8_t *at_rip = (const uint8_t *)rip;
-	if (R.active && rec_in_code(rip) && at_rip[0] == rec_store_insn[0] &&
-	    at_rip[1] == rec_store_insn[1] && at_rip[2] == rec_store_insn[2]) {
+	if (R.active && rec_at_store((uint64_t)g[REG_RIP])) {
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
 		if (t && rec_held_fault(t, uc))
@@ -242,13 +247,18 @@ static void rec_run_handler(const struct sigaction *a, int sig, siginfo_t *si,
 	e->handler = a->sa_flags & SA_SIGINFO ? (uint64_t)a->sa_sigaction
 					       : (uint64_t)a->sa_handler;
 	rec_event(VT_HANDLER, e, sizeof *e);
+	/* by words: a handler under skel check's valgrind pays for each
+	 * instruction, and a timer that comes faster starves the program */
 	uint64_t lastsp = rec_t.lastsp, dslot[PATCH_DSLOTS];
-	rec_copy_bytes(dslot, rec_t.dslot, sizeof dslot);
+	for (int i = 0; i < PATCH_DSLOTS; i++) {
+		dslot[i] = rec_t.dslot[i];
+		rec_t.dslot[i] = 0;
+	}
 	rec_t.lastsp = 0;
-	rec_fill_bytes(rec_t.dslot, 0, sizeof dslot);
 	rec_call(a, sig, si, uc);
 	rec_t.lastsp = lastsp;
-	rec_copy_bytes(rec_t.dslot, dslot, sizeof dslot);
+	for (int i = 0; i < PATCH_DSLOTS; i++)
+		rec_t.dslot[i] = dslot[i];
 	vt_handler r = { .flags = VT_HANDLER_RETURN };
 	rec_event(VT_HANDLER, &r, sizeof r);
 }
@@ -316,8 +326,10 @@ static void rec_arm(rec_thread *t)
 	t->sigq->armed = 1;
 }
 
-/* Under valgrind a held signal did not come to its probe (the run did
- * not end): not held there yet. */
+/* valgrind does not single-step (TF): a held signal would wait for its
+ * probe forever.  It delivers signals between its blocks, which begin in
+ * the trampolines seldom but at the store a fault returns to (the held
+ * signals' or the guard's): that one is held. */
 static int rec_under_valgrind = -1;
 
 /* rec_hold with all signals blocked: a nested one would find the queue
@@ -334,7 +346,9 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	 * handlers) may hold the cursor, or a flush's end, in a register:
 	 * nothing is moved there; as in code outside the covered objects,
 	 * the handler runs now */
-	if (!waiting && rec_in_self((const void *)rip))
+	int at_store = rec_at_store(rip) && (uint64_t *)g[REG_RDX] == rec_cursor;
+	if (!waiting && (rec_in_self((const void *)rip) ||
+			 (rec_under_valgrind && rec_in_code(rip) && !at_store)))
 		return 0;
 	int merged = 0;
 	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)
@@ -345,7 +359,10 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 		q->v[q->n++] = (rec_held){ sig, *si, *a };
 	if (waiting)
 		return 1;
-	if (rec_in_code(rip)) {
+	if (at_store) {		/* the store goes to the new cursor */
+		rec_arm(t);
+		g[REG_RDX] = (greg_t)t->base;
+	} else if (rec_in_code(rip)) {
 		q->stepping = 1;
 		g[REG_EFL] |= 0x100;	/* TF */
 	} else {
@@ -357,7 +374,7 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
 {
 	rec_thread *t = rec_self;
-	if (rec_under_valgrind || !rec_recording(t) || rec_sync(sig, si))
+	if (!rec_recording(t) || rec_sync(sig, si))
 		return 0;
 	sigset_t old;
 	rec_block_all(&old);
@@ -472,11 +489,11 @@ void rec_signals_install(void)
 	rec_under_valgrind = pre && strstr(pre, "vgpreload") != NULL;
 	/* the recorder's handlers hold the cursor or a flush's end: a
 	 * handler of the program in the middle (which stores words, or moves
-	 * the buffer for a held signal) waits for them to return; the
-	 * program's SIGSEGV and SIGTRAP handlers they call get their own
-	 * mask (rec_chain) */
-	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
-					   SA_NODEFER | SA_RESTART };
+	 * the buffer for a held signal) waits for them to return.  The
+	 * program's handlers they call get their own mask (rec_chain,
+	 * rec_run_held), with SIGSEGV and SIGTRAP open.  No SA_NODEFER:
+	 * valgrind then ignores sa_mask. */
+	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
 	sigfillset(&a.sa_mask);
 	for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
 		sigdelset(&a.sa_mask, rec_sync_sigs[i]);

@@ -1912,13 +1912,14 @@ static void root_of(char *out, const char *path, const vt_process *p)
  * from the trace: the thread's trace stops there and the status says so
  * (3).  A fork's child and an exec'd image are other processes: the
  * trace of this one is whole, the message names what is not in it. */
-static int report_signal(const char *what, uint32_t thread, const vt_signal *e)
+static int report_signal(const char *what, uint32_t thread, const vt_signal *e,
+			 const char *why)
 {
 	fprintf(stderr, "skel: %s: thread %u: signal %u (%s) ran a handler of the program "
-		"after its word %" PRIu64 " (interrupted at pc 0x%" PRIx64 "): signal handlers "
-		"are not replayed yet; the handler's accesses are missing, and the thread's "
-		"trace ends where it needed its next word\n", what, thread,
-		e->signal, strsignal((int)e->signal), e->word, e->pc);
+		"after its word %" PRIu64 " (interrupted at pc 0x%" PRIx64 "): %s; the "
+		"handler's accesses are missing, and the thread's trace ends where it needed "
+		"its next word\n", what, thread, e->signal, strsignal((int)e->signal), e->word,
+		e->pc, why);
 	return 3;
 }
 
@@ -2300,7 +2301,9 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 		if (st.s[k].signalled)
-			rc = report_signal(values, st.s[k].thread, &st.s[k].sig);
+			rc = report_signal(values, st.s[k].thread, &st.s[k].sig,
+					   "the file was recorded by a skel that did not place "
+					   "handlers in the stream");
 	}
 	report_forks(root, &st, quiet);
 	report_spawns(values, st.nspawns, &st.spawn);
@@ -2638,7 +2641,9 @@ static int replay_fd(FILE *out, bool quiet)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				what, s->thread, s->crash.signal, s->crash.pc);
 		if (s->signalled)
-			rc = report_signal(what, s->thread, &s->sig);
+			rc = report_signal(what, s->thread, &s->sig,
+					   "skel run does not replay handlers (skel record, then "
+					   "skel replay or skel check, does)");
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}

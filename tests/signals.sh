@@ -1,13 +1,16 @@
 #!/bin/sh
 # Signal handlers replayed where they ran (issue 13 item 1), -O0 and -O2
 # (tests/signals.c): raise() of a handler from inside a loop, a handler on
-# sigaltstack, a handler interrupted by another.  Each must be exact under
+# sigaltstack, a handler interrupted by another, SIGALRM from a timer.  Each must be exact under
 # skel check, with the program's output and status as native.
 # The timer cases (alarm, storm) are recorded 40 times each: the output
 # and status must be native's every time (a timer signal in the
 # recorder's own handlers killed 1 run in 5 of alarm, every run of storm).
-# Not here yet (known not to work): the SIGALRM timer case (skel check
-# does not finish under valgrind) and the SIGSEGV handler that siglongjmps
+# alarm is also checked: under valgrind a held signal waits for the
+# thread's next probe as natively (valgrind does not single-step: one
+# that comes in the trampolines runs at once, UNPLACED, and the replay
+# stops loud).
+# Not here yet (known not to work): the SIGSEGV handler that siglongjmps
 # (the replay desynchronises).
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
@@ -19,7 +22,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested; do
+	for c in raise altstack nested alarm; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
