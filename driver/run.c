@@ -784,6 +784,9 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.sliced_loops)
 		fprintf(stderr, "skel: gen: %u loops without data accesses are not replayed "
 			"(their branches not recorded; --no-slice keeps them)\n", st.sliced_loops);
+	if (rc == 0 && st.exit_loops)
+		fprintf(stderr, "skel: gen: %u loops record their exit once, not a branch "
+			"outcome per iteration\n", st.exit_loops);
 	if (rc == 0 && st.inexact)
 		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
 			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "

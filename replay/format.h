@@ -582,13 +582,18 @@ typedef struct vt_process {
 } vt_process;
 
 /* Where a thread died of a signal: a replay of its stream stops at the
- * first access of `pc` after the stream's last word (the faulting access
- * did not happen). */
+ * first access of `pc` after the stream's last word whose bytes hold
+ * `addr`, when known (the faulting access did not happen).  The address
+ * tells which execution of pc faulted when no word comes between them
+ * (an affine loop, an exit-value loop). */
 typedef struct vt_crash {
 	uint64_t pc;		/* link-time pc when in a covered object,
 				 * else 0 */
 	uint32_t signal;
 	uint32_t object;	/* the object of pc (0: the executable) */
+	uint64_t addr;		/* the faulting address (si_addr) */
+	uint32_t has_addr;	/* 1: SIGSEGV or SIGBUS with an address */
+	uint32_t reserved;
 } vt_crash;
 
 /* Heap tracking (HEAP chunks): the recorder interposes malloc and its

@@ -79,7 +79,7 @@ static uint64_t rec_link_pc(uint64_t rip, uint32_t *object)
 
 /* A fatal signal in this thread: flush its words and say where it died,
  * so that a replay stops at the faulting instruction. */
-static void rec_note_crash(int sig, void *ucv)
+static void rec_note_crash(int sig, const siginfo_t *si, void *ucv)
 {
 	rec_thread *t = rec_self;
 	if (!R.active || !t || rec_off() || rec_getpid() != R.pid || !ucv)
@@ -88,6 +88,10 @@ static void rec_note_crash(int sig, void *ucv)
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	vt_crash c = { .signal = (uint32_t)sig };
 	c.pc = rec_link_pc(rip, &c.object);
+	if (si && (sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0) {
+		c.addr = (uint64_t)si->si_addr;	/* a fault, not a kill() */
+		c.has_addr = 1;
+	}
 	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
@@ -110,7 +114,7 @@ static void rec_chain(int sig, siginfo_t *si, void *ucv)
 		if (h == SIG_IGN && si->si_code <= 0)
 			return;	/* sent by kill(): ignored; a fault is fatal */
 		if (h == SIG_DFL || h == SIG_IGN) {
-			rec_note_crash(sig, uc);
+			rec_note_crash(sig, si, uc);
 			rec_die_by(sig);
 			return;
 		}
@@ -479,7 +483,7 @@ static void rec_on_program(int sig, siginfo_t *si, void *uc)
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	rec_fatal_ours[sig] = 0;
-	rec_note_crash(sig, uc);
+	rec_note_crash(sig, si, uc);
 	rec_die_by(sig);
 }
 

@@ -1213,7 +1213,7 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 		handler_run(s);
 		return;
 	}
-	sk_crashed(t);
+	sk_crashed(t, addr, size);
 }
 
 /* Until t->w has a word: events passed, segments taken. */
@@ -1248,16 +1248,56 @@ uint64_t sk_peek_more(sk_thread *t)
 	return *t->w;
 }
 
-void sk_crashed(sk_thread *t)
+void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
 {
 	stream *s = t->sink;
 	if (soft_end(s))	/* words left: an event's stop */
 		return;
+	if (s->crash.has_addr && (s->crash.addr < addr || s->crash.addr - addr >= (size ? size : 1)))
+		return;		/* another execution of pc */
 	pthread_mutex_lock(&mu);
 	bool last = s->finished && !s->qh;
 	pthread_mutex_unlock(&mu);
 	if (last)
 		longjmp(s->end, 1);
+}
+
+/* A handler before the exit word of an exit-value loop, which the
+ * skeleton reads at the loop's entry: the signal came in the loop (it
+ * ran at the exit, held there, or in one of its iterations), after
+ * accesses of the loop the skeleton has not made yet. */
+static void trip_handler_check(stream *s)
+{
+	if (handler_due(s))
+		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
+			     "skeleton reads at the loop's entry, before the loop's accesses "
+			     "(an exit-value loop)");
+}
+
+/* As words_wait, but a stream that is over returns: whether the thread
+ * died at one of pcs. */
+int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+{
+	stream *s = t->sink;
+	trip_handler_check(s);
+	if (t->crash_pc == UINT64_MAX)
+		return 0;
+	while (t->w == t->end) {
+		trip_handler_check(s);
+		if (soft_end(s)) {
+			heap_catch_up(s);
+			continue;
+		}
+		if (!refill(s)) {
+			for (unsigned i = 0; i < n; i++)
+				if (pcs[i] == t->crash_pc)
+					return 1;
+			return 0;
+		}
+		if (track_heap || reporting)
+			heap_catch_up(s);
+	}
+	return 0;
 }
 
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)

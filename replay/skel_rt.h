@@ -126,11 +126,12 @@ uint64_t sk_peek_more(sk_thread *t);
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
-/* The thread may have died at this instruction (no words left, pc is the
- * crash pc): if so its access did not happen and this does not return;
- * online, when more words turn out to follow, it returns. */
-void sk_crashed(sk_thread *t);
-/* The same, and a handler of the program may run before this access
+/* The thread may have died at this access (no words left, pc is the
+ * crash pc): if so (and its bytes hold the faulting address, when known)
+ * it did not happen and this does not return; online, when more words
+ * turn out to follow, it returns. */
+void sk_crashed(sk_thread *t, uint64_t addr, unsigned size);
+/* sk_crashed, and a handler of the program may run before this access
  * (the signal's pc is t->crash_pc too): its address tells the faulting
  * one. */
 void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr);
@@ -319,6 +320,26 @@ static inline void sk_resume_pop(sk_resume *r)
 	fn(t);									\
 	t->resume = r_.up;							\
 } while (0)
+
+/* A thread's stream is over (no word left, none to come) and it died at
+ * one of pcs[0..n): an exit-value loop it was in runs to that access. */
+int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n);
+
+/* Entering an exit-value loop (skelgen.c, plan_exits): its register at
+ * the exit, recorded at the exit block (pc) less delta slot `slot`, is
+ * e0 + c * I in the iteration that leaves: the trip count I.  A value no
+ * iteration reaches is a desynchronisation, not a runaway loop. */
+static inline uint64_t sk_trip(sk_thread *t, uint64_t pc, unsigned slot, uint64_t e0,
+			       int64_t c, const uint64_t *pcs, unsigned npcs)
+{
+	if (__builtin_expect(t->w == t->end, 0) && sk_trip_crashed(t, pcs, npcs))
+		return UINT64_MAX;
+	uint64_t x = (t->dslot[slot] += sk_small(t));
+	int64_t d = (int64_t)(x - e0);
+	if (d == INT64_MIN || d % c || d / c < 0)
+		sk_desync(t, pc, "a loop's exit value that no iteration reaches", x);
+	return (uint64_t)(d / c);
+}
 
 static inline void sk_expect(sk_thread *t, uint64_t pc, uint64_t word)
 {

@@ -82,7 +82,19 @@ typedef struct rgen {
 	int32_t *attr_next;     /* a fulcrum: its first attributed access; an
 	                           attributed one: the next on its fulcrum */
 	uint64_t bid_exprs, bid_kept, bid_aia; /* bid_select's sums */
+	struct exit_loop *xl;   /* per loop (plan_exits), or NULL */
 } rgen;
+
+/* A loop whose one recorded value is its exit (plan_exits): the register
+ * `reg` recorded once where the loop leaves to `exit_block`, instead of
+ * the outcome of its exit jump at every iteration. */
+typedef struct exit_loop {
+	uint32_t insn;          /* the exit jump; UINT32_MAX: not such a loop */
+	uint32_t exit_block;    /* entered from the jump's block only */
+	uint8_t reg;
+	int64_t c;              /* reg = e0 + c * I at the jump */
+	expr *e0;
+} exit_loop;
 
 static void emit_signature(gen *g, uint32_t id);
 static void emit_landing_pads(rgen *g);
@@ -465,6 +477,13 @@ static void patch_shared(rgen *g, uint32_t i, shared_at *u)
 	u->written = true;
 }
 
+/* Whether jump i is an exit-value loop's exit (not recorded). */
+static bool exit_jump(const rgen *g, uint32_t i)
+{
+	int32_t l = g->r->blocks[g->a.s.block_of[i]].loop;
+	return g->xl && l >= 0 && g->xl[l].insn == i;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
@@ -483,9 +502,12 @@ static void patch_insn(rgen *g, uint32_t i)
 	}
 	if (g->returned_at[i])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
+	for (uint32_t l = 0; g->xl && l < g->r->nloops; l++)
+		if (g->xl[l].insn != UINT32_MAX && g->r->blocks[g->xl[l].exit_block].first == i)
+			add_probe(g, i, false, PATCH_REG, g->xl[l].reg, 0, 0);
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
-		if (is_entry_param(g, p))
+		if (is_entry_param(g, p) || (p->kind == PR_BRANCH && exit_jump(g, i)))
 			continue;
 		switch (p->kind) {
 		case PR_REG_BEFORE:
@@ -531,6 +553,19 @@ static bool call_needs_returned(const rgen *g, const block *b)
 	return id < 0 || g->g->extern_tail[id];
 }
 
+/* Entering exit-value loop l: its trip count from the register recorded
+ * at its exit (skel_rt.h, sk_trip). */
+static void emit_trip(rgen *g, uint32_t l)
+{
+	const exit_loop *x = &g->xl[l];
+	const insn *first = &g->r->insns[g->r->blocks[x->exit_block].first];
+	FILE *f = g->g->f;
+	fprintf(f, "N%u = sk_trip(t, 0x%" PRIx64 "ull, %u, ", l, first->addr,
+		dslot(first->addr, x->reg, false));
+	emit_expr(f, x->e0);
+	fprintf(f, ", %" PRId64 ", X%u_pcs, sizeof X%u_pcs / 8); ", x->c, l, l);
+}
+
 static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 {
 	const routine *r = g->r;
@@ -547,6 +582,8 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 		bool inside = false;
 		for (int32_t x = r->blocks[from].loop; x >= 0; x = r->loops[x].parent)
 			inside |= (uint32_t)x == l;
+		if (!inside && g->xl && g->xl[l].insn != UINT32_MAX)
+			emit_trip(g, l);
 		fprintf(f, inside ? "I%u++; " : "I%u = 0; ", l);
 	}
 	if (to == 0)
@@ -643,7 +680,11 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	FILE *f = g->g->f;
 	const branch_info *br = branch_at(&g->a, i);
 	fputs("\tif (", f);
-	if (br && br->how == BR_COMPUTED) {
+	int32_t xl = b->loop;
+	if (g->xl && xl >= 0 && g->xl[xl].insn == i) {
+		bool exits = r->blocks[g->xl[xl].exit_block].start == in->target;
+		fprintf(f, "I%d %s N%d", xl, exits ? "==" : "!=", xl);
+	} else if (br && br->how == BR_COMPUTED) {
 		/* recorded for another routine sharing this jump */
 		if (sp_has(shared_of(g->g, in->addr), SP_BRANCH, 0, 0))
 			fputs(branch_packed(in) ? "(void)BIT(), " : "(void)IN(), ", f);
@@ -1384,6 +1425,24 @@ static bool routine_is_hot(const routine *r)
 	return r->nblocks <= SKEL_HOT_BLOCKS || (r->nloops && r->nblocks <= SKEL_HOT_LOOP_BLOCKS);
 }
 
+/* An exit-value loop's trip count, and the pcs of its accesses (where a
+ * thread that died in it may have died: sk_trip). */
+static void emit_exit_decl(rgen *g, uint32_t l)
+{
+	const routine *r = g->r;
+	const loop *L = &r->loops[l];
+	FILE *f = g->g->f;
+	fprintf(f, "\tuint64_t N%u = 0;\n\tstatic const uint64_t X%u_pcs[] = {", l, l);
+	unsigned n = 0;
+	for (uint32_t k = 0; k < L->nblocks; k++) {
+		const block *b = &r->blocks[L->blocks[k]];
+		for (uint32_t i = b->first; i < b->first + b->ninsn; i++)
+			if (r->insns[i].nmem)
+				fprintf(f, "%s0x%" PRIx64 "ull", n++ ? ", " : " ", r->insns[i].addr);
+	}
+	fputs(n ? " };\n" : " 0 };\n", f);
+}
+
 static void emit_routine(rgen *g)
 {
 	const routine *r = g->r;
@@ -1406,6 +1465,9 @@ static void emit_routine(rgen *g)
 	for (uint32_t l = 0; l < r->nloops; l++)
 		if (g->counter_used[l])
 			fprintf(f, "\tuint64_t I%u = 0;\n", l);
+	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
+		if (g->xl[l].insn != UINT32_MAX)
+			emit_exit_decl(g, l);
 	for (uint32_t i = 0; i < r->ninsn; i++)
 		rep |= insn_is_rep(&r->insns[i]);
 	if (rep)
@@ -1541,8 +1603,123 @@ static void plan_slices(rgen *g)
 	}
 }
 
+/* ------------------------------------------------- exit-value loops */
+
+/* e = e0 + c * I_l, e0 free of I_l: e0 (and *c), or NULL when e has
+ * another shape (I_l under an extension or a product, or not at all). */
+static expr *split_counter(const routine *r, expr_ctx *ec, expr *e, uint32_t l, int64_t *c)
+{
+	if (!e)
+		return NULL;
+	if (e->kind == E_COUNTER && e->val == l) {
+		*c += 1;
+		return expr_const(ec, 0);
+	}
+	if (e->kind == E_MUL && e->a->kind == E_COUNTER && e->a->val == l) {
+		*c += e->k;
+		return expr_const(ec, 0);
+	}
+	if (e->kind == E_ADD) {
+		expr *x = split_counter(r, ec, e->a, l, c);
+		expr *y = x ? split_counter(r, ec, e->b, l, c) : NULL;
+		return y ? expr_add(ec, x, y) : NULL;
+	}
+	loopset s = { r, l, false };
+	uses_loop(e, &s);
+	return s.hit ? NULL : e;
+}
+
+static void leaf_at_hand(uint32_t v, void *arg)
+{
+	avail *x = arg;
+	if (v != SSA_BIAS && !x->g->leaf_used[v])
+		x->ok = false;
+}
+
+/* The issue-12 case the slides solve with loop bounds: a scan (strlen, a
+ * search with a break, a sentinel loop) whose addresses are computed and
+ * whose one unknown is when it stops.  An innermost loop with one entry
+ * and one exit edge, whose only probe is the conditional jump of that
+ * exit, entered from outside by its header; the exit's block has no other
+ * way in; a register at the jump is e0 + c * I, e0 known at the loop's
+ * entry.  Then that register is recorded once, where the loop leaves,
+ * and the skeleton finds the trip count from it (sk_trip).  Loops with
+ * more to record keep their outcomes. */
+static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *x)
+{
+	const routine *r = g->r;
+	analysis *a = &g->a;
+	const loop *L = &r->loops[l];
+	if (L->irreducible || L->nentries != 1 || L->header == 0 || L->nexits != 1 ||
+	    (g->sliced && g->sliced[L->header]))
+		return false;
+	for (uint32_t m = 0; m < r->nloops; m++)
+		if (r->loops[m].parent == (int32_t)l)
+			return false;
+	uint32_t xb = L->exit_from[0], tb = L->exit_to[0];
+	const block *b = &r->blocks[xb], *t = &r->blocks[tb];
+	uint32_t ix = b->first + b->ninsn - 1;
+	const insn *in = &r->insns[ix];
+	const branch_info *br = branch_at(a, ix);
+	if (tb == 0 || t->npred != 1 || !t->ninsn || !reachable(r, tb) ||
+	    in->flow != FLOW_CJUMP || !branch_packed(in) || !br || br->how != BR_RECORDED ||
+	    shared_of(g->g, r->insns[t->first].addr) || g->returned_at[t->first])
+		return false;
+	for (uint32_t k = 0; k < L->nblocks; k++) {
+		const block *lb = &r->blocks[L->blocks[k]];
+		if (!reachable(r, L->blocks[k]) ||
+		    (lb->flags & (BLK_CALL | BLK_TAILCALL | BLK_JUMPTABLE | BLK_IJUMP)))
+			return false;
+		for (uint32_t i = lb->first; i < lb->first + lb->ninsn; i++) {
+			if (shared_of(g->g, r->insns[i].addr) || g->returned_at[i])
+				return false;
+			for (uint32_t p = g->probe_first[i]; p < a->nprobes && a->probes[p].insn == i; p++)
+				if (a->probes[p].kind != PR_BRANCH || i != ix)
+					return false;
+		}
+	}
+	for (uint32_t k = 0; k < g->nargs; k++)
+		if (!g->args[k].e && block_in_loop(r, a->s.block_of[g->args[k].insn], l))
+			return false;
+	for (uint8_t reg = 0; reg < 16; reg++) {
+		int64_t c = 0;
+		if (reg == R_SP)
+			continue;
+		expr *e = expr_of_value(a->ec, a->s.at_end[xb][reg]);
+		expr *e0 = split_counter(r, a->ec, e, l, &c);
+		avail ok = { g, true };
+		if (e0)
+			expr_leaves(e0, leaf_at_hand, &ok);
+		/* |c| small: e0 + c * I wraps only after 2^44 iterations */
+		if (!e0 || !ok.ok || c == 0 || c > (1 << 20) || c < -(1 << 20))
+			continue;
+		*x = (exit_loop){ ix, tb, reg, c, e0 };
+		return true;
+	}
+	return false;
+}
+
+static void plan_exits(rgen *g)
+{
+	const routine *r = g->r;
+	if (g->g->o->all_accesses || g->role || !r->nloops)
+		return;
+	g->xl = xmalloc(r->nloops * sizeof *g->xl);
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		g->xl[l].insn = UINT32_MAX;
+		if (!exit_loop_ok(g, l, &g->xl[l])) {
+			g->xl[l].insn = UINT32_MAX;
+			continue;
+		}
+		g->counter_used[l] = 1;
+		mark_counters(g, g->xl[l].e0);
+		g->g->st->exit_loops++;
+	}
+}
+
 static void rgen_free(rgen *g)
 {
+	free(g->xl);
 	free(g->slice_to);
 	free(g->sliced);
 	free(g->counter_used);
@@ -2022,6 +2199,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		analyze_routine(&rg, o->all_accesses ? IV_ALL_DIRECT : 0);
 		plan_calls(&rg);
 		plan_slices(&rg);
+		plan_exits(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

@@ -57,6 +57,15 @@ static void handle(int sig, void (*h)(int), int flags)
 	sigaction(sig, &sa, NULL);
 }
 
+/* an exit-value loop (skelgen): its exit register recorded once */
+__attribute__((noinline)) static long scan(const char *p)
+{
+	const char *s = p;
+	while (*p)
+		p++;
+	return p - s;
+}
+
 static double sweep(int n)
 {
 	double s = 0;
@@ -94,6 +103,20 @@ int main(int argc, char **argv)
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_REAL, &off, NULL);
 		printf("%s: handlers ran, marks set %d\n", what, summary() > 0);
+	} else if (!strcmp(what, "scan")) {
+		/* nearly all the time in scan's loop: the timer's signals
+		 * come there */
+		static char str[1 << 20];
+		memset(str, 'x', sizeof str - 1);
+		handle(SIGALRM, on_alarm, SA_RESTART);
+		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		long n = 0;
+		while (ticks < 2)
+			n += scan(str);
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+		printf("scan: %d\n", n > 0);
 	} else if (!strcmp(what, "raise")) {
 		handle(SIGUSR1, on_usr1, 0);
 		for (int i = 0; i < 40; i++) {

@@ -1,0 +1,116 @@
+/* scanloop — loops whose one unknown is when they stop (skelgen.c,
+ * exit-value loops): the register of their exit test is recorded once
+ * where they leave, not the outcome of every iteration.
+ *   scan   strlen's `while (*p) p++` (step 1), from every offset
+ *   ints   an int array scanned to a sentinel (step 4)
+ *   back   a scan down from the end over blanks (step -1)
+ *   none   loops that stop at once (trip count 0)
+ *   init   the text alone (what the other modes add to)
+ *   outer  a scan inside a loop over rows (e0 holds the outer counter)
+ *   crash  a scan that runs into a PROT_NONE page: the trace must stop
+ *          at the faulting load, not at the loop's entry
+ *   affine a counted loop that runs into one: no word at all comes
+ *          between its iterations, the faulting address tells which */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+__attribute__((noinline)) static long scan(const char *s)
+{
+	const char *p = s;
+	while (*p)
+		p++;
+	return p - s;
+}
+
+__attribute__((noinline)) static long ints(const int *a)
+{
+	const int *p = a;
+	while (*p != -1)
+		p++;
+	return p - a;
+}
+
+__attribute__((noinline)) static long back(const char *s, long n)
+{
+	const char *p = s + n;
+	while (p[-1] == ' ')
+		p--;
+	return p - s;
+}
+
+__attribute__((noinline)) static long total(const long *a, long n)
+{
+	long t = 0;
+	for (long i = 0; i < n; i++)
+		t += a[i];
+	return t;
+}
+
+__attribute__((noinline)) static long outer(const char *rows, long nr, long w)
+{
+	long t = 0;
+	for (long r = 0; r < nr; r++) {
+		const char *p = rows + r * w;
+		while (*p != '.')
+			p++;
+		t += p - (rows + r * w);
+	}
+	return t;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "all";
+	static char text[4096];
+	static int arr[2048];
+	unsigned x = 12345;
+	long sum = 0;
+	for (int i = 0; i < 4095; i++) {
+		x = x * 1103515245u + 12345u;
+		text[i] = (x >> 16) % 23 ? 'a' + (char)(x % 26) : (x & 64 ? ' ' : 0);
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "scan"))
+		for (int i = 0; i < 4000; i += 7)
+			sum += scan(text + i);
+	if (!strcmp(mode, "all") || !strcmp(mode, "ints")) {
+		for (int i = 0; i < 2047; i++)
+			arr[i] = i % 97 == 96 ? -1 : i;
+		arr[2047] = -1;
+		for (int i = 0; i < 2000; i += 13)
+			sum += ints(arr + i);
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "back")) {
+		char b[64];
+		for (int k = 1; k < 40; k++) {
+			memset(b, 'x', sizeof b);
+			memset(b + 64 - k, ' ', (size_t)k - 1);
+			sum += back(b, 63);
+		}
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "none"))
+		for (int i = 0; i < 100; i++)
+			sum += scan("") + ints((const int[]){ -1 });
+	if (!strcmp(mode, "all") || !strcmp(mode, "outer")) {
+		static char rows[50 * 40];
+		memset(rows, 'r', sizeof rows);
+		for (int r = 0; r < 50; r++)
+			rows[r * 40 + (r * 7) % 39] = '.';
+		sum += outer(rows, 50, 40);
+	}
+	printf("%s %ld\n", mode, sum);
+	fflush(stdout);
+	if (!strcmp(mode, "crash") || !strcmp(mode, "affine")) {
+		char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED || mprotect(m + 4096, 4096, PROT_NONE))
+			return 1;
+		memset(m, 'z', 4096);
+		if (mode[0] == 'c')
+			sum += scan(m + 4000);	/* no NUL before the PROT_NONE page */
+		else
+			sum += total((const long *)(m + 3600), 100);
+		printf("%ld\n", sum);
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Exit-value loops (issue 12 item 1): loops whose one unknown is when they
+# stop record the register of their exit test once, where they leave,
+# instead of a branch outcome per iteration (tests/scanloop.c names the
+# cases).  Each exact against lackey; fewer words than with the outcomes
+# (skel gen --no-slice does not change it; --all-accesses records every
+# address and so keeps them out of the count); a thread that dies inside
+# such a loop, or inside a counted loop with no word between iterations,
+# is replayed up to the faulting access, found by its address.
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache"
+fails=0
+bad() { echo "FAIL: scanloop: $*"; fails=$((fails+1)); }
+
+${CC:-gcc} -O2 -o "$tmp/scanloop" tests/scanloop.c || { echo "FAIL: cannot build tests/scanloop.c"; exit 1; }
+./skel gen "$tmp/scanloop" -o "$tmp/s.c" 2>"$tmp/gen.err" || { bad "gen: $(cat "$tmp/gen.err")"; exit 1; }
+n=$(sed -n 's/^skel: gen: \([0-9]*\) loops record their exit once.*/\1/p' "$tmp/gen.err")
+# scan, ints, back and outer's inner loop (none reuses scan and ints)
+[ "${n:-0}" -ge 4 ] || bad "expected 4 exit-value loops or more, skel gen says '${n:-none}'"
+for m in all scan ints back none outer crash; do
+	if ./skel check "$tmp/s.c" -- "$tmp/scanloop" $m >/dev/null 2>"$tmp/err"; then
+		echo "scanloop $m: $(grep '^check:' "$tmp/err")"
+	else
+		bad "$m: $(tail -4 "$tmp/err")"
+	fi
+done
+# the recorded words: scan() from 572 offsets (one access per byte it
+# scans) against a run that only builds the text ("init"); with an
+# outcome per iteration the scans would add about a word per access
+counts() { # mode -> "words accesses"
+	./skel record "$tmp/s.c" -o "$tmp/v" -- "$tmp/scanloop" "$1" >/dev/null 2>&1
+	./skel replay "$tmp/s.c" "$tmp/v" --format count 2>&1 |
+		sed -n 's/^thread 0: .* \([0-9]*\) values$/\1/p; s/^total: \([0-9]*\) accesses.*/\1/p' | tr '\n' ' '
+}
+set -- $(counts scan) $(counts init)
+if [ $# -ne 4 ] || [ $((($1 - $3) * 5)) -ge $(($2 - $4)) ]; then
+	bad "scan: $1 words for $2 accesses, init alone $3 for $4: the scans cost a word per byte?"
+else
+	echo "scanloop scan: $(($1 - $3)) words for its $(($2 - $4)) accesses"
+fi
+# natively: the trace of a thread that died in the loop ends with the
+# access just below the PROT_NONE page (size 1 for the scan, 8 for the
+# counted loop), not at the loop's entry or at its end
+for m in crash:1 affine:8; do
+	mode=${m%:*} size=${m#*:}
+	./skel record "$tmp/s.c" -o "$tmp/c" -- "$tmp/scanloop" $mode >/dev/null 2>&1
+	./skel replay "$tmp/s.c" "$tmp/c" -o "$tmp/c.txt" 2>"$tmp/err"
+	grep -q "died of signal 11" "$tmp/err" || bad "$mode: the replay does not name the crash: $(cat "$tmp/err")"
+	last=$(grep -v '^#' "$tmp/c.txt" | tail -1)
+	set -- $last
+	if [ "$3" != "$size" ] || [ $(( (0x$4 + $size) % 4096 )) -ne 0 ]; then
+		bad "$mode: the trace ends with '$last', not with the access below the faulting page"
+	else
+		echo "scanloop $mode: ends at $4, below the faulting page"
+	fi
+done
+[ $fails -eq 0 ] && echo "scanloop: all passed"
+exit $fails
