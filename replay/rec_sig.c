@@ -346,13 +346,17 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 		return 0;
 	rec_sigq *q = t->sigq;
 	int waiting = q->armed || q->stepping;
-	/* the recorder's own code (an interposer, the loop of the held
-	 * handlers) may hold the cursor, or a flush's end, in a register:
-	 * nothing is moved there; as in code outside the covered objects,
-	 * the handler runs now */
+	/* Only analyzed code is ambiguous: outside the covered objects
+	 * (libc, a system call, the vdso) the replay places the handler at
+	 * the next word, and it runs now, as the kernel runs it (a blocking
+	 * read restarted by SA_RESTART would wait for a handler held until
+	 * it returns).  The recorder's own code (an interposer, the loop of
+	 * the held handlers) may hold the cursor, or a flush's end, in a
+	 * register: nothing is moved there either. */
 	int at_store = rec_at_store(rip) && (uint64_t *)g[REG_RDX] == rec_cursor;
-	if (!waiting && (rec_in_self((const void *)rip) ||
-			 (rec_under_valgrind && rec_in_code(rip) && !at_store)))
+	uint32_t obj;
+	if (!waiting && (rec_in_code(rip) ? rec_under_valgrind && !at_store
+					  : !rec_link_pc(rip, &obj)))
 		return 0;
 	int merged = 0;
 	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)

@@ -29,6 +29,16 @@ static void on_alarm(int sig)
 		marks[(ticks * 16 + i) & 255] += sig + i;
 }
 
+static int fds[2];
+
+static void on_alarm_write(int sig)
+{
+	char c = (char)('a' + sig % 26);
+	ticks++;
+	if (write(fds[1], &c, 1) != 1)
+		_exit(3);
+}
+
 static void on_usr1(int sig)
 {
 	mark(sig * 100 + nmarks);
@@ -117,6 +127,18 @@ int main(int argc, char **argv)
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_REAL, &off, NULL);
 		printf("scan: %d\n", n > 0);
+	} else if (!strcmp(what, "pipe")) {
+		/* a read that SA_RESTART restarts, which only the handler
+		 * can end: the signal comes in libc, its handler must run
+		 * there */
+		if (pipe(fds))
+			return 2;
+		handle(SIGALRM, on_alarm_write, SA_RESTART);
+		struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		char c = 0;
+		long n = read(fds[0], &c, 1);
+		printf("pipe: read %ld '%c', %d handler\n", n, c, (int)ticks);
 	} else if (!strcmp(what, "raise")) {
 		handle(SIGUSR1, on_usr1, 0);
 		for (int i = 0; i < 40; i++) {
