@@ -127,6 +127,18 @@ int main(int argc, char **argv)
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_REAL, &off, NULL);
 		printf("scan: %d\n", n > 0);
+	} else if (!strcmp(what, "resethand")) {
+		/* SA_RESETHAND: the handler runs once (held to the next
+		 * probe), and the program sees SIG_DFL after it */
+		handle(SIGALRM, on_alarm, SA_RESETHAND);
+		struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		while (!ticks)
+			s += sweep(16);
+		struct sigaction now;
+		sigaction(SIGALRM, NULL, &now);
+		printf("resethand: %d handler, then default %d\n", (int)ticks,
+		       now.sa_handler == SIG_DFL);
 	} else if (!strcmp(what, "pipe")) {
 		/* a read that SA_RESTART restarts, which only the handler
 		 * can end: the signal comes in libc, its handler must run

@@ -14,6 +14,8 @@
 # scan: a timer's signal in an exit-value loop must be exact or loud.
 # pipe: a timer's signal in a blocking read (SA_RESTART) whose handler
 # ends it: held until the next probe, it hung the recorded program.
+# resethand: a held signal's SA_RESETHAND handler runs once, and the
+# program reads SIG_DFL back.
 # Not here yet (known not to work): the SIGSEGV handler that siglongjmps
 # (the replay desynchronises).
 cd "$(dirname "$0")/.." || exit 1
@@ -26,7 +28,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe; do
+	for c in raise altstack nested alarm pipe resethand; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
