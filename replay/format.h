@@ -452,6 +452,8 @@ enum vt_chunk_type {
 				 * after the header: the process that wrote
 				 * the file and, for a forked child, where
 				 * its stream begins in its parent's */
+	VT_HANDLER = 14,	/* payload: vt_handler; a handler of the
+				 * program starts or returns (below) */
 };
 
 /* Coarse time (TIME chunks): the recorder reads CLOCK_MONOTONIC (a raw
@@ -505,6 +507,38 @@ typedef struct vt_signal {
 	uint32_t signal;
 	uint32_t object;	/* the object of pc (0: the executable) */
 } vt_signal;
+
+/* A handler of the program in the thread's stream: its words follow
+ * `word` up to the matching VT_HANDLER_RETURN (none: it left by longjmp,
+ * or the thread ended in it).  Where the replay runs it:
+ * DEFERRED: the signal came in analyzed code and the recorder held it
+ * until the thread's next probe, whose word is word `word`: the handler
+ * runs where the skeleton reads that word.  AT_PC: it ran at `pc` (a
+ * fault, or a signal the thread sent itself), before the access of `pc`
+ * the skeleton makes after reading `word` words (with ADDR: the one
+ * whose bytes hold `addr`, the faulting address).  Neither (pc 0): it
+ * ran in code outside the covered objects, which the skeleton passes as
+ * an external call: where it reads word `word`.  UNPLACED: it came in
+ * the recorder's trampolines, where neither holds: the replay stops
+ * there, loud. */
+enum {
+	VT_HANDLER_RETURN = 1,	/* the handler returned (word: its end) */
+	VT_HANDLER_DEFERRED = 2,
+	VT_HANDLER_AT_PC = 4,
+	VT_HANDLER_ADDR = 8,
+	VT_HANDLER_UNPLACED = 16,
+};
+typedef struct vt_handler {
+	uint64_t word;		/* words of the thread before it */
+	uint64_t pc;		/* interrupted pc, link-time in `object`;
+				 * 0 outside the covered objects */
+	uint64_t addr;		/* VT_HANDLER_ADDR: the faulting address */
+	uint64_t handler;	/* the program's handler (runtime) */
+	uint32_t signal;	/* 0 for a return */
+	uint32_t object;	/* the object of pc */
+	uint32_t flags;		/* VT_HANDLER_* */
+	uint32_t reserved;
+} vt_handler;
 
 /* SPAWNED: posix_spawn, posix_spawnp, system or popen started `path`
  * (glibc's child runs none of the program's code before it execs) */
@@ -658,6 +692,7 @@ typedef struct vt_end {
 
 _Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
 _Static_assert(sizeof(vt_signal) == 24, "vt_signal layout");
+_Static_assert(sizeof(vt_handler) == 48, "vt_handler layout");
 _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_process) == 24, "vt_process layout");
@@ -731,6 +766,8 @@ typedef struct vt_stream {
 	bool signalled;		/* a SIGNAL chunk: the first one, and no word
 				 * after it is kept */
 	vt_signal sig;
+	vt_handler *hand;	/* HANDLER events, in the thread's order */
+	size_t nhand, handcap;
 	uint32_t forks;		/* FORK chunks */
 	vt_fork fork;		/* the first */
 	vt_thread_start start;

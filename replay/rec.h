@@ -77,6 +77,8 @@ typedef struct rec_thread {
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
+	struct rec_sigq *sigq;	/* signals held for its next probe
+				   (rec_sig.c), NULL until the first */
 } rec_thread;
 
 extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
@@ -289,6 +291,8 @@ extern const uint8_t rec_store_insn[3];
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
 		  uint64_t *tramp, rec_int3 *i3, size_t *ni3);
 int rec_in_code(uint64_t pc);
+/* In the recorder's own image (rec_heap.c). */
+int rec_in_self(const void *p);
 /* Pages for `size` bytes of R.cur's trampolines within rel32 reach of all
  * its text, read-write; NULL if none. */
 void *rec_code_map(size_t size);
@@ -390,6 +394,9 @@ void rec_fork_event(uint32_t pid);
 /* -------------------------------------------------------- rec_sig.c */
 
 void rec_signals_install(void);
+/* The signals held for the thread's next probe, run now (it stops
+ * recording: exit, thread end). */
+void rec_sig_run_held(void);
 /* sigaction as libc does it, past our interposer */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
 

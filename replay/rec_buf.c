@@ -599,13 +599,16 @@ static void rec_event_word(uint32_t type, void *payload, size_t n, int keep)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
-	/* the words before the event are all written (a signal that came
-	 * between a probe's store and its cursor's move is not followed
-	 * exactly; handlers are not replayed) */
-	rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
-	if (!keep)
-		rec_copy_bytes(payload, &t->written, sizeof t->written);
-	rec_chunk(type, t->index, payload, n);
+	/* the words before the event are all written (a handler that runs
+	 * between a probe's store and its cursor's move is UNPLACED,
+	 * rec_sig.c); after the thread's end (a signal in exit) its stream
+	 * takes nothing */
+	if (!t->ended) {
+		rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+		if (!keep)
+			rec_copy_bytes(payload, &t->written, sizeof t->written);
+		rec_chunk(type, t->index, payload, n);
+	}
 	rec_unlock(&t->lock);
 	rec_restore_mask(&old);
 }

@@ -49,9 +49,9 @@ static uint64_t rec_tls_below, rec_tcb_size;	/* rec_heap_init */
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 extern const char _end[] __attribute__((visibility("hidden")));
 
-static int rec_heap_ours(const void *site)
+int rec_in_self(const void *p)
 {
-	return (const char *)site >= __ehdr_start && (const char *)site < _end;
+	return (const char *)p >= __ehdr_start && (const char *)p < _end;
 }
 
 /* The calling thread's ring, made on first use (no libc). */
@@ -99,7 +99,7 @@ static rec_thread *rec_heap_thread_of(const void *site)
 {
 	rec_thread *t = rec_self;
 	if (!R.active || R.child || R.finished || !t || t == &R.sink ||
-	    t->ended || rec_heap_ours(site))
+	    t->ended || rec_in_self(site))
 		return NULL;
 	return t;
 }

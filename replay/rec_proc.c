@@ -80,8 +80,10 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 __attribute__((noreturn)) static void rec_exit_now(int status)
 {
-	if (R.active)
+	if (R.active) {
+		rec_sig_run_held();
 		rec_finish(VT_END_UNDERSCORE_EXIT);
+	}
 	rec_exit_fn real = rec_real__exit();
 	if (real)
 		real(status);
@@ -485,6 +487,7 @@ static int rec_clone_child(void *p)
 	rec_clone_arg a = *(rec_clone_arg *)p;	/* the parent's, copied */
 	rec_atfork_child();
 	int rc = a.fn(a.arg);
+	rec_sig_run_held();
 	rec_finish(VT_END_UNDERSCORE_EXIT);
 	return rc;
 }
@@ -588,6 +591,7 @@ REC_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 
 __attribute__((destructor)) static void rec_fini(void)
 {
+	rec_sig_run_held();
 	rec_finish(VT_END_EXIT);
 }
 

@@ -6,7 +6,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -34,6 +36,9 @@ static const int rec_fatal_sigs[] = {
 	SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGSYS,
 	SIGVTALRM, SIGPROF,
 };
+
+/* the signals an instruction raises (a fault, int3, a single step) */
+static const int rec_sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP };
 
 static int rec_owned(int sig)
 {
@@ -91,45 +96,57 @@ static void rec_note_crash(int sig, const siginfo_t *si, void *ucv)
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
 }
 
-static void rec_note_signal(int sig, void *ucv);
+static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *uc);
+
+static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
+			     int sig, sigset_t *old);
 
 /* A SIGSEGV/SIGTRAP that is not the recorder's: what the program asked
- * for.  Its sa_mask is not applied (documented). */
-static void rec_chain(int sig, siginfo_t *si, void *uc)
+ * for, with the mask the kernel would have given it (the recorder's
+ * handler runs with the others blocked). */
+static void rec_chain(int sig, siginfo_t *si, void *ucv)
 {
+	ucontext_t *uc = ucv;
 	struct sigaction *a = &rec_prog_act[sig];
-	if (a->sa_flags & SA_SIGINFO) {
-		void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
-		if (a->sa_flags & SA_RESETHAND)
-			a->sa_handler = SIG_DFL, a->sa_flags = 0;
-		rec_note_signal(sig, uc);
-		fn(sig, si, uc);
-		return;
+	if (!(a->sa_flags & SA_SIGINFO)) {
+		void (*h)(int) = a->sa_handler;
+		if (h == SIG_IGN && si->si_code <= 0)
+			return;	/* sent by kill(): ignored; a fault is fatal */
+		if (h == SIG_DFL || h == SIG_IGN) {
+			rec_note_crash(sig, si, uc);
+			rec_die_by(sig);
+			return;
+		}
 	}
-	void (*h)(int) = a->sa_handler;
-	if (h == SIG_IGN && si->si_code <= 0)
-		return;	/* sent by kill(): ignored; a fault is fatal */
-	if (h == SIG_DFL || h == SIG_IGN) {
-		rec_note_crash(sig, si, uc);
-		rec_die_by(sig);
-		return;
-	}
+	struct sigaction run = *a;
 	if (a->sa_flags & SA_RESETHAND)
-		a->sa_handler = SIG_DFL;
-	rec_note_signal(sig, uc);
-	h(sig);
+		a->sa_handler = SIG_DFL, a->sa_flags = 0;
+	sigset_t old;
+	rec_handler_mask(&uc->uc_sigmask, &run, sig, &old);
+	rec_handler_now(&run, sig, si, uc);
+	rec_restore_mask(&old);
+}
+
+static int rec_held_fault(rec_thread *t, ucontext_t *uc);
+
+/* At the store of a probe: its cursor is in rdx. */
+static int rec_at_store(uint64_t rip)
+{
+	const uint8_t *at = (const uint8_t *)rip;
+	return rec_in_code(rip) && at[0] == rec_store_insn[0] &&
+	       at[1] == rec_store_insn[1] && at[2] == rec_store_insn[2];
 }
 
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
-	uint64_t rip = (uint64_t)g[REG_RIP];
-	const uint8_t *at_rip = (const uint8_t *)rip;
-	if (R.active && rec_in_code(rip) && at_rip[0] == rec_store_insn[0] &&
-	    at_rip[1] == rec_store_insn[1] && at_rip[2] == rec_store_insn[2]) {
+	if (R.active && rec_at_store((uint64_t)g[REG_RIP])) {
 		uint64_t *at = (uint64_t *)g[REG_RDX];
 		rec_thread *t = rec_self;
+		if (t && rec_held_fault(t, uc))
+			return;
 		if (!t)		/* a thread we did not see start */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
@@ -164,10 +181,14 @@ static const rec_int3 *rec_int3_find(uint64_t pc)
 
 /* int3 sites: the kernel stops after the int3; continue in the
  * trampoline, which ends with a jmp behind the original instruction. */
+static int rec_stepped(greg_t *g);
+
 static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
+	if (si->si_code == TRAP_TRACE && rec_stepped(g))
+		return;
 	const rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1)
 				     : NULL;
 	if (s) {
@@ -179,33 +200,288 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 }
 
 
-/* A handler of the program, about to run: the words before it are
- * written and a SIGNAL chunk marks the place, so that the replay (which
- * does not model handlers yet) stops there and says so instead of
- * leaving the handler's accesses out silently. */
-static void rec_note_signal(int sig, void *ucv)
+/* ---------------------------------------------- the program's handlers
+ *
+ * A handler's words go into the interrupted thread's stream between two
+ * HANDLER events (format.h), and the replay runs the handler's skeleton
+ * there.  Where exactly: a signal the thread brings on itself (a fault,
+ * raise) runs its handler at once, at a pc the replay finds again (the
+ * faulting access; or the external call it came in).  An asynchronous
+ * one (a timer, another process) that comes in analyzed code could be at
+ * any of the executions of its pc since the last word, which the replay
+ * cannot tell apart; it is held until the thread's next probe, and runs
+ * right before that probe's word, where the replay reads it: the program
+ * sees a signal delivered a little later, which the kernel may do too.
+ * The next probe is made to fault: the thread's buffer is written out,
+ * its cursor back at the buffer's first page, which is made inaccessible
+ * until then. */
+#define REC_HELD_MAX 8
+typedef struct rec_held {
+	int sig;
+	siginfo_t si;
+	struct sigaction act;	/* the disposition when it came */
+} rec_held;
+typedef struct rec_sigq {
+	int armed;		/* the buffer's first page is PROT_NONE */
+	int stepping;		/* held in the trampolines: single steps
+				   (TF) until the thread is out of them */
+	int n;
+	rec_held v[REC_HELD_MAX];
+} rec_sigq;
+
+static void rec_keep_deliverable(sigset_t *s);
+
+static void rec_call(const struct sigaction *a, int sig, siginfo_t *si, void *uc)
+{
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
+	else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN)
+		a->sa_handler(sig);
+}
+
+/* The handler between its two events.  Its delta state (PATCH_DSP,
+ * PATCH_DREG) starts at 0 and the interrupted code's comes back after
+ * it: a held signal runs in the middle of a probe that may have moved
+ * its slot already, which the replay moves after the handler.  A handler
+ * that does not return (longjmp) keeps its state, as the replay does. */
+static void rec_run_handler(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *uc, vt_handler *e)
+{
+	e->signal = (uint32_t)sig;
+	e->handler = a->sa_flags & SA_SIGINFO ? (uint64_t)a->sa_sigaction
+					       : (uint64_t)a->sa_handler;
+	rec_event(VT_HANDLER, e, sizeof *e);
+	/* by words: a handler under skel check's valgrind pays for each
+	 * instruction, and a timer that comes faster starves the program */
+	uint64_t lastsp = rec_t.lastsp, dslot[PATCH_DSLOTS];
+	for (int i = 0; i < PATCH_DSLOTS; i++) {
+		dslot[i] = rec_t.dslot[i];
+		rec_t.dslot[i] = 0;
+	}
+	rec_t.lastsp = 0;
+	rec_call(a, sig, si, uc);
+	rec_t.lastsp = lastsp;
+	for (int i = 0; i < PATCH_DSLOTS; i++)
+		rec_t.dslot[i] = dslot[i];
+	vt_handler r = { .flags = VT_HANDLER_RETURN };
+	rec_event(VT_HANDLER, &r, sizeof r);
+}
+
+/* A signal the thread brought on itself: it must run now (raise returns
+ * after the handler; a faulting access would fault again). */
+static int rec_sync(int sig, const siginfo_t *si)
+{
+	if (si->si_code > 0) {
+		for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
+			if (sig == rec_sync_sigs[i])
+				return 1;
+		return 0;
+	}
+	return (si->si_code == SI_USER || si->si_code == SI_TKILL ||
+		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid();
+}
+
+/* Where a handler that runs now runs, for the replay. */
+static void rec_place(vt_handler *e, int sig, const siginfo_t *si, uint64_t rip)
+{
+	if (rec_in_code(rip)) {
+		e->flags = VT_HANDLER_UNPLACED;
+		return;
+	}
+	e->pc = rec_link_pc(rip, &e->object);
+	if (!e->pc)
+		return;
+	e->flags = VT_HANDLER_AT_PC;
+	if ((sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0) {
+		e->flags |= VT_HANDLER_ADDR;
+		e->addr = (uint64_t)si->si_addr;
+	}
+}
+
+static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
+			    void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uint64_t rip = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
-	vt_signal e = { .signal = (uint32_t)sig };
-	e.pc = rec_link_pc(rip, &e.object);
-	rec_event(VT_SIGNAL, &e, sizeof e);
+	vt_handler e = { 0 };
+	rec_place(&e, sig, si, uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
+	rec_run_handler(a, sig, si, uc, &e);
+}
+
+static int rec_recording(const rec_thread *t)
+{
+	return R.active && t && t != &R.sink && !t->ended && !rec_off() &&
+	       rec_getpid() == R.pid;
+}
+
+static void rec_protect_first(rec_thread *t, int prot)
+{
+	rec_syscall3(SYS_mprotect, (long)t->base, REC_PAGE, prot);
+}
+
+/* Holds the signal for the thread's next probe; 0 if it cannot be held
+ * (then it runs now).  In the trampolines the cursor may be half way
+ * through a store: nothing is moved there unless a held signal already
+ * made the next store fault.  A standard signal held already is merged,
+ * as the kernel merges a pending one. */
+static void rec_arm(rec_thread *t)
+{
+	rec_flush_upto(t, rec_cursor, 1);	/* cursor at base */
+	rec_protect_first(t, PROT_NONE);
+	t->sigq->armed = 1;
+}
+
+/* valgrind does not single-step (TF): a held signal would wait for its
+ * probe forever.  It delivers signals between its blocks, which begin in
+ * the trampolines seldom but at the store a fault returns to (the held
+ * signals' or the guard's): that one is held. */
+static int rec_under_valgrind = -1;
+
+/* rec_hold with all signals blocked: a nested one would find the queue
+ * half changed. */
+static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
+			    const struct sigaction *a, greg_t *g)
+{
+	uint64_t rip = (uint64_t)g[REG_RIP];
+	if (!t->sigq && !(t->sigq = rec_mmap_raw(sizeof *t->sigq)))
+		return 0;
+	rec_sigq *q = t->sigq;
+	int waiting = q->armed || q->stepping;
+	/* Only analyzed code is ambiguous: outside the covered objects
+	 * (libc, a system call, the vdso) the replay places the handler at
+	 * the next word, and it runs now, as the kernel runs it (a blocking
+	 * read restarted by SA_RESTART would wait for a handler held until
+	 * it returns).  The recorder's own code (an interposer, the loop of
+	 * the held handlers) may hold the cursor, or a flush's end, in a
+	 * register: nothing is moved there either. */
+	int at_store = rec_at_store(rip) && (uint64_t *)g[REG_RDX] == rec_cursor;
+	uint32_t obj;
+	if (!waiting && (rec_in_code(rip) ? rec_under_valgrind && !at_store
+					  : !rec_link_pc(rip, &obj)))
+		return 0;
+	int merged = 0;
+	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)
+		merged |= q->v[i].sig == sig;
+	if (!merged && q->n == REC_HELD_MAX)
+		return 0;
+	if (!merged)
+		q->v[q->n++] = (rec_held){ sig, *si, *a };
+	if (waiting)
+		return 1;
+	if (at_store) {		/* the store goes to the new cursor */
+		rec_arm(t);
+		g[REG_RDX] = (greg_t)t->base;
+	} else if (rec_in_code(rip)) {
+		q->stepping = 1;
+		g[REG_EFL] |= 0x100;	/* TF */
+	} else {
+		rec_arm(t);
+	}
+	return 1;
+}
+
+static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
+{
+	rec_thread *t = rec_self;
+	if (!rec_recording(t) || rec_sync(sig, si))
+		return 0;
+	sigset_t old;
+	rec_block_all(&old);
+	int held = rec_hold_blocked(t, sig, si, a, ((ucontext_t *)ucv)->uc_mcontext.gregs);
+	rec_restore_mask(&old);
+	return held;
+}
+
+/* The mask a handler of the program runs with, as the kernel sets it:
+ * the interrupted code's, the handler's sa_mask and (without
+ * SA_NODEFER) its signal; never SIGTRAP or SIGSEGV. */
+static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
+			     int sig, sigset_t *old)
+{
+	sigset_t m = *base;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&a->sa_mask, s))
+			sigaddset(&m, s);
+	if (!(a->sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	rec_keep_deliverable(&m);
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, (long)old, 8, 0, 0);
+}
+
+/* The held signals' handlers, in the order they came, each with its
+ * mask as the kernel would have set it over `base`, the mask of the code
+ * they interrupt.  A signal that comes in one of them is held again
+ * (armed): the buffer's first page is opened for each. */
+static void rec_run_held(rec_thread *t, const sigset_t *base)
+{
+	rec_sigq *q = t->sigq;
+	while (q->n) {
+		if (q->armed)
+			rec_protect_first(t, PROT_READ | PROT_WRITE);
+		q->armed = 0;
+		rec_held h = q->v[0];
+		q->n--;
+		memmove(&q->v[0], &q->v[1], (size_t)q->n * sizeof q->v[0]);
+		sigset_t old;
+		rec_handler_mask(base, &h.act, h.sig, &old);
+		vt_handler e = { .flags = VT_HANDLER_DEFERRED };
+		rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
+		rec_restore_mask(&old);
+	}
+	if (q->armed)
+		rec_protect_first(t, PROT_READ | PROT_WRITE);
+	q->armed = 0;
+}
+
+/* The store of the probe a held signal waits for: its handlers run, then
+ * the store goes on at the cursor they leave.  1 if it was that. */
+static int rec_held_fault(rec_thread *t, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
+		return 0;
+	rec_run_held(t, &uc->uc_sigmask);
+	g[REG_RDX] = (greg_t)rec_cursor;
+	return 1;
+}
+
+/* A single step of a thread whose held signal came in the trampolines:
+ * out of them, the next probe is made to fault (valgrind does not step:
+ * there the signal waits for another one, or the thread's end). */
+static int rec_stepped(greg_t *g)
+{
+	rec_thread *t = rec_self;
+	if (!t || t == &R.sink || !t->sigq || !t->sigq->stepping)
+		return 0;
+	if (rec_in_code((uint64_t)g[REG_RIP]))
+		return 1;
+	g[REG_EFL] &= ~(greg_t)0x100;
+	t->sigq->stepping = 0;
+	if (t->sigq->n && !t->sigq->armed)
+		rec_arm(t);
+	return 1;
+}
+
+void rec_sig_run_held(void)
+{
+	rec_thread *t = rec_self;
+	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t)) {
+		sigset_t now;
+		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
+		rec_run_held(t, &now);
+	}
 }
 
 /* errno needs no saving here: the recorder's part makes raw system calls
  * only (and __errno_location, in a patched libc, would record a word). */
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
-	rec_note_signal(sig, uc);
 	struct sigaction a = rec_prog_act[sig];
 	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
 		rec_wrapped[sig] = 0;
 		rec_fill_bytes(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);
 	}
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
-		a.sa_handler(sig);
+	if (!uc || !rec_hold(sig, si, &a, uc))
+		rec_handler_now(&a, sig, si, uc);
 }
 
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
@@ -217,9 +493,18 @@ static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 
 void rec_signals_install(void)
 {
-	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK |
-					   SA_NODEFER | SA_RESTART };
-	sigemptyset(&a.sa_mask);
+	const char *pre = getenv("LD_PRELOAD");
+	rec_under_valgrind = pre && strstr(pre, "vgpreload") != NULL;
+	/* the recorder's handlers hold the cursor or a flush's end: a
+	 * handler of the program in the middle (which stores words, or moves
+	 * the buffer for a held signal) waits for them to return.  The
+	 * program's handlers they call get their own mask (rec_chain,
+	 * rec_run_held), with SIGSEGV and SIGTRAP open.  No SA_NODEFER:
+	 * valgrind then ignores sa_mask. */
+	struct sigaction a = { .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
+	sigfillset(&a.sa_mask);
+	for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
+		sigdelset(&a.sa_mask, rec_sync_sigs[i]);
 	a.sa_sigaction = rec_on_segv;
 	if (rec_sys_sigaction(SIGSEGV, &a, &rec_prog_act[SIGSEGV]))
 		rec_die("cannot install the SIGSEGV handler");

@@ -369,6 +369,10 @@ typedef struct stream {
 	vt_order order;         /* its chunks so far (vt_order_check) */
 	bool signalled;         /* a program's handler ran: replay ends there */
 	vt_signal sig;
+	/* its HANDLER events (offline): the handlers replayed in place, the
+	 * next one not passed */
+	const vt_handler *hd;
+	size_t nhd, hdnext;
 	uint32_t forks;
 	vt_fork fork;
 	/* --pid: the first `quiet` words are the parent's before the fork,
@@ -1017,9 +1021,16 @@ static int refill(stream *s)
  * the slow path (words_wait) passes the events, then lets it go on. */
 static bool track_heap;
 
+/* Whether the thread's replay stops at events in its stream: t->end
+ * is then the next event's word, when it comes before the segment's. */
+static bool has_stops(const stream *s)
+{
+	return track_heap || reporting || s->nhd;
+}
+
 static bool soft_end(const stream *s)
 {
-	return (track_heap || reporting) && s->cur && s->t.w < s->cur->w + s->cur->n;
+	return has_stops(s) && s->cur && s->t.w < s->cur->w + s->cur->n;
 }
 
 /* --report: the TIME stamps up to word pos are placed at the clock now. */
@@ -1030,6 +1041,9 @@ static void stamps_pass(stream *s, uint64_t pos)
 		report_stamp(s->rep, report_clock(&s->t), s->tev[s->tnext++].ns);
 	}
 }
+
+static const vt_handler *handler_next(stream *s);
+static uint64_t crash_pc_in(const stream *s, const sk_module *m);
 
 static void heap_catch_up(stream *s)
 {
@@ -1050,6 +1064,9 @@ static void heap_catch_up(stream *s)
 	if (s->tnext < s->ntev && s->tev[s->tnext].word < last &&
 	    s->cur->w + (s->tev[s->tnext].word - s->base) < end)
 		end = s->cur->w + (s->tev[s->tnext].word - s->base);
+	const vt_handler *h = handler_next(s);
+	if (h && h->word >= pos && h->word < last && s->cur->w + (h->word - s->base) < end)
+		end = s->cur->w + (h->word - s->base);
 	if (online)
 		pthread_mutex_unlock(&mu);
 	t->end = end;
@@ -1075,18 +1092,146 @@ static void stamps_take(stream *s, const vt_time *e, size_t n)
 	s->ntev += n;
 }
 
+/* ------------------------------------------------ the program's handlers
+ *
+ * A handler's words lie between its HANDLER event and the matching
+ * return (format.h).  The replay runs it where the recorder says: at the
+ * read of its first word (a held signal, or one in code the skeleton
+ * passes as an external call), or before the access of its pc (sk_out:
+ * crash_pc) once the words before it are read.  The reader's state of
+ * the interrupted code (rsp of PATCH_DSP, delta slots) waits for it
+ * to return, as the recorder's did. */
+
+/* The words of t's stream the skeleton has read (the lead's window over
+ * the stream adapts this one). */
+static uint64_t words_read(const stream *s)
+{
+	return s->cur ? s->base + (uint64_t)(s->t.w - s->cur->w) : 0;
+}
+
+/* The next handler to run (returns of handlers run are passed). */
+static const vt_handler *handler_next(stream *s)
+{
+	while (s->hdnext < s->nhd && (s->hd[s->hdnext].flags & VT_HANDLER_RETURN))
+		s->hdnext++;
+	return s->hdnext < s->nhd ? &s->hd[s->hdnext] : NULL;
+}
+
+static vt_signal handler_as_signal(const vt_handler *h)
+{
+	return (vt_signal){ h->word, h->pc, h->signal, h->object };
+}
+
+/* Whether the skeleton holds no word it peeked at and has not taken:
+ * the handler's words would be behind it. */
+static bool reader_clear(const sk_thread *t)
+{
+	return !t->has_pend;
+}
+
+static void handler_lost(stream *s, const vt_handler *h, const char *why)
+{
+	sink_flush(s);
+	fprintf(stderr, "skel: replay: thread %u: signal %u (%s), its handler ran after word "
+		"%" PRIu64 " (interrupted at pc 0x%" PRIx64 "): %s; the thread's trace ends "
+		"here\n", s->thread, h->signal, strsignal((int)h->signal), h->word, h->pc, why);
+	longjmp(s->end, 2);
+}
+
+/* Where the handler at hd[i] returned: its words end there; UINT64_MAX
+ * if it did not (longjmp out of it, or the thread ended in it). */
+static uint64_t handler_end(const stream *s, size_t i)
+{
+	unsigned depth = 0;
+	for (size_t k = i; k < s->nhd; k++) {
+		if (!(s->hd[k].flags & VT_HANDLER_RETURN))
+			depth++;
+		else if (--depth == 0)
+			return s->hd[k].word;
+	}
+	return UINT64_MAX;
+}
+
+
+static void handler_run(stream *s)
+{
+	sk_thread *t = &s->t;
+	const vt_handler *h = handler_next(s);
+	if (!reader_clear(t))
+		handler_lost(s, h, "the skeleton holds values of the interrupted code not read "
+			     "yet there (desynchronised)");
+	uint64_t end = handler_end(s, s->hdnext);
+	s->hdnext++;
+	t->crash_pc = crash_pc_in(s, t->mod);
+	heap_catch_up(s);
+	uint64_t lastsp = t->lastsp;
+	uint64_t dslot[16];
+	memcpy(dslot, t->dslot, sizeof dslot);
+	memset(t->dslot, 0, sizeof dslot);
+	t->lastsp = 0;
+	t->depth++;
+	while (words_read(s) < end)
+		sk_dispatch(t, sk_ctl(t));
+	if (words_read(s) != end || !reader_clear(t))
+		handler_lost(s, h, "its skeleton read past the handler's words (desynchronised)");
+	t->depth--;
+	t->lastsp = lastsp;
+	memcpy(t->dslot, dslot, sizeof dslot);
+	t->crash_pc = crash_pc_in(s, t->mod);
+}
+
+static bool handler_due(stream *s)
+{
+	const vt_handler *h = handler_next(s);
+	return h && h->word == words_read(s);
+}
+
+/* The skeleton needs the handler's first word. */
+static void handler_at_word(stream *s)
+{
+	const vt_handler *h = handler_next(s);
+	if (h->flags & VT_HANDLER_UNPLACED)
+		handler_lost(s, h, "the signal came in the recorder's trampolines, where the "
+			     "replay cannot place its handler");
+	if (h->flags & VT_HANDLER_AT_PC)
+		handler_lost(s, h, "the skeleton did not come to that pc before the handler's "
+			     "words (desynchronised, or the pc makes no access)");
+	handler_run(s);
+}
+
+/* sk_out at the pc of a handler's signal (t->crash_pc) with the words
+ * before it read: its access is the interrupted one if the reader is
+ * where the signal came (and, for a fault, the access holds the faulting
+ * address: an earlier execution of the pc would have faulted too). */
+void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
+{
+	stream *s = t->sink;
+	const vt_handler *h = handler_next(s);
+	if (h && (h->flags & VT_HANDLER_AT_PC) && h->pc == pc && h->word == words_read(s) &&
+	    reader_clear(t) && (!(h->flags & VT_HANDLER_ADDR) ||
+				(h->addr >= addr && h->addr - addr < size))) {
+		handler_run(s);
+		return;
+	}
+	sk_crashed(t, addr, size);
+}
+
 /* Until t->w has a word: events passed, segments taken. */
 static void words_wait(stream *s)
 {
 	sk_thread *t = &s->t;
 	while (t->w == t->end) {
+		if (handler_due(s)) {
+			handler_at_word(s);
+			continue;
+		}
 		if (soft_end(s)) {
 			heap_catch_up(s);
 			continue;
 		}
 		if (!refill(s))
 			longjmp(s->end, 1);
-		if (track_heap || reporting)
+		if (has_stops(s))
 			heap_catch_up(s);
 	}
 }
@@ -1117,14 +1262,28 @@ void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
 		longjmp(s->end, 1);
 }
 
+/* A handler before the exit word of an exit-value loop, which the
+ * skeleton reads at the loop's entry: the signal came in the loop (it
+ * ran at the exit, held there, or in one of its iterations), after
+ * accesses of the loop the skeleton has not made yet. */
+static void trip_handler_check(stream *s)
+{
+	if (handler_due(s))
+		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
+			     "skeleton reads at the loop's entry, before the loop's accesses "
+			     "(an exit-value loop)");
+}
+
 /* As words_wait, but a stream that is over returns: whether the thread
  * died at one of pcs. */
 int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 {
 	stream *s = t->sink;
+	trip_handler_check(s);
 	if (t->crash_pc == UINT64_MAX)
 		return 0;
 	while (t->w == t->end) {
+		trip_handler_check(s);
 		if (soft_end(s)) {
 			heap_catch_up(s);
 			continue;
@@ -1326,6 +1485,9 @@ static int roi_setup(void)
 /* The pc a crashed thread died at, when it lies in m (sk_crashed). */
 static uint64_t crash_pc_in(const stream *s, const sk_module *m)
 {
+	const vt_handler *h = s->hdnext < s->nhd ? &s->hd[s->hdnext] : NULL;
+	if (h && (h->flags & VT_HANDLER_AT_PC) && h->object == m->index)
+		return h->pc;
 	return s->crashed && s->crash.pc && s->crash.object == m->index
 		? s->crash.pc : UINT64_MAX;
 }
@@ -1429,7 +1591,7 @@ static void *replay_stream(void *arg)
 	stream *s = arg;
 	sk_thread *t = &s->t;
 	int r = setjmp(s->end);
-	if (r == 0 && (track_heap || reporting))
+	if (r == 0 && has_stops(s))
 		heap_catch_up(s);	/* events before its first word */
 	if (r == 0)
 		for (;;)
@@ -1790,13 +1952,14 @@ static void root_of(char *out, const char *path, const vt_process *p)
  * from the trace: the thread's trace stops there and the status says so
  * (3).  A fork's child and an exec'd image are other processes: the
  * trace of this one is whole, the message names what is not in it. */
-static int report_signal(const char *what, uint32_t thread, const vt_signal *e)
+static int report_signal(const char *what, uint32_t thread, const vt_signal *e,
+			 const char *why)
 {
 	fprintf(stderr, "skel: %s: thread %u: signal %u (%s) ran a handler of the program "
-		"after its word %" PRIu64 " (interrupted at pc 0x%" PRIx64 "): signal handlers "
-		"are not replayed yet; the handler's accesses are missing, and the thread's "
-		"trace ends where it needed its next word\n", what, thread,
-		e->signal, strsignal((int)e->signal), e->word, e->pc);
+		"after its word %" PRIu64 " (interrupted at pc 0x%" PRIx64 "): %s; the "
+		"handler's accesses are missing, and the thread's trace ends where it needed "
+		"its next word\n", what, thread, e->signal, strsignal((int)e->signal), e->word,
+		e->pc, why);
 	return 3;
 }
 
@@ -2129,6 +2292,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->finished = true;
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
+		s->hd = vs->hand;
+		s->nhd = vs->nhand;
 		s->t.crash_pc = crash_pc_in(s, &mods[0]);
 		if (vs->thread == 0 && pre)
 			stream_prefix(s, pre);
@@ -2176,7 +2341,9 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 		if (st.s[k].signalled)
-			rc = report_signal(values, st.s[k].thread, &st.s[k].sig);
+			rc = report_signal(values, st.s[k].thread, &st.s[k].sig,
+					   "the file was recorded by a skel that did not place "
+					   "handlers in the stream");
 	}
 	report_forks(root, &st, quiet);
 	report_spawns(values, st.nspawns, &st.spawn);
@@ -2387,11 +2554,15 @@ static int replay_fd(FILE *out, bool quiet)
 				s->start = *(vt_thread_start *)p;
 			if (c.type == VT_THREAD_END)
 				s->finished = true;
-			if (c.type == VT_SIGNAL && !s->signalled) {
+			if ((c.type == VT_SIGNAL || (c.type == VT_HANDLER &&
+			     !(((vt_handler *)p)->flags & VT_HANDLER_RETURN))) && !s->signalled) {
 				/* the words after it are the handler's: the
 				 * thread's replay ends here */
 				s->signalled = true;
-				memcpy(&s->sig, p, sizeof s->sig);
+				if (c.type == VT_SIGNAL)
+					memcpy(&s->sig, p, sizeof s->sig);
+				else
+					s->sig = handler_as_signal(p);
 				s->finished = true;
 			}
 			if (c.type == VT_FORK && !s->forks++)
@@ -2510,7 +2681,9 @@ static int replay_fd(FILE *out, bool quiet)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				what, s->thread, s->crash.signal, s->crash.pc);
 		if (s->signalled)
-			rc = report_signal(what, s->thread, &s->sig);
+			rc = report_signal(what, s->thread, &s->sig,
+					   "skel run does not replay handlers (skel record, then "
+					   "skel replay or skel check, does)");
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}

@@ -131,6 +131,10 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
  * it did not happen and this does not return; online, when more words
  * turn out to follow, it returns. */
 void sk_crashed(sk_thread *t, uint64_t addr, unsigned size);
+/* sk_crashed, and a handler of the program may run before this access
+ * (the signal's pc is t->crash_pc too): its address tells the faulting
+ * one. */
+void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr);
 /* A control word at top level or during an external call: a routine
  * entry of some object (the replayer runs that object's skeleton, see
  * sk_module_dispatch) or a desynchronisation. */
@@ -203,7 +207,7 @@ __attribute__((weak)) const int sk_roi_compiled = 1;
 static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	if (__builtin_expect(t->w == t->end, 0) && pc == t->crash_pc)
-		sk_crashed(t, addr, size);
+		sk_crashed_at(t, pc, size, addr);
 #if defined(SK_ROI) && SK_ROI
 	if (!t->roi_on) {
 		t->roi_skipped++;

@@ -156,6 +156,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes % sizeof(vt_heap_event) == 0;
 	case VT_TIME:
 		return h->payload_bytes == sizeof(vt_time);
+	case VT_HANDLER:
+		return h->payload_bytes == sizeof(vt_handler);
 	case VT_OBJECTS:
 		return h->payload_bytes >= 8 &&
 		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
@@ -228,7 +230,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 	case VT_CRASH:
 		o->ended = true;
 		return 0;
-	default:	/* SIGNAL, FORK, HEAP, TIME: events between words */
+	default:	/* SIGNAL, FORK, HEAP, TIME, HANDLER: events between words */
 		return 0;
 	}
 }
@@ -427,6 +429,12 @@ static int vt_time_add(vt_stream *st, const uint8_t *p)
 			 sizeof(vt_time));
 }
 
+static int vt_handler_add(vt_stream *st, const uint8_t *p)
+{
+	return vt_append((void **)&st->hand, &st->nhand, &st->handcap, p, 1,
+			 sizeof(vt_handler));
+}
+
 static int vt_run_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n)
 {
 	if (!n)
@@ -543,6 +551,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else if (c->h.type == VT_TIME) {
 		if (vt_time_add(st, c->payload))
 			return vt_fail(err, "out of memory");
+	} else if (c->h.type == VT_HANDLER) {
+		if (vt_handler_add(st, c->payload))
+			return vt_fail(err, "out of memory");
 	} else if (st->signalled) {
 		/* words of the handler and after: the replay stops at the
 		 * signal */
@@ -604,6 +615,7 @@ void vtrace_streams_free(vt_streams *s)
 		free(s->s[i].runs);
 		free(s->s[i].heap);
 		free(s->s[i].times);
+		free(s->s[i].hand);
 	}
 	free(s->s);
 	free(s->map);

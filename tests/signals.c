@@ -1,0 +1,194 @@
+/* Signal handlers replayed where they ran (tests/signals.sh): each case
+ * prints what its handlers did, the same with and without skel. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define N 64
+static double a[N][N];
+static volatile sig_atomic_t ticks;
+static volatile long marks[256];
+static volatile int nmarks;
+static sigjmp_buf env;
+
+static void mark(long v)
+{
+	marks[nmarks++ & 255] = v;
+}
+
+static void on_alarm(int sig)
+{
+	ticks++;
+	for (int i = 0; i < 16; i++)
+		marks[(ticks * 16 + i) & 255] += sig + i;
+}
+
+static int fds[2];
+
+static void on_alarm_write(int sig)
+{
+	char c = (char)('a' + sig % 26);
+	ticks++;
+	if (write(fds[1], &c, 1) != 1)
+		_exit(3);
+}
+
+static void on_usr1(int sig)
+{
+	mark(sig * 100 + nmarks);
+}
+
+static void on_usr2_nested(int sig)
+{
+	mark(sig);
+	raise(SIGUSR1);		/* a handler interrupted by another */
+	mark(-sig);
+}
+
+static void on_segv(int sig)
+{
+	mark(sig);
+	siglongjmp(env, 1);
+}
+
+static void handle(int sig, void (*h)(int), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/* an exit-value loop (skelgen): its exit register recorded once */
+__attribute__((noinline)) static long scan(const char *p)
+{
+	const char *s = p;
+	while (*p)
+		p++;
+	return p - s;
+}
+
+static double sweep(int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			a[i][j] += i * 0.5 + j;
+			s += a[i][j];
+		}
+	return s;
+}
+
+static long summary(void)
+{
+	long s = 0;
+	for (int i = 0; i < 256; i++)
+		s += marks[i] != 0;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "alarm";
+	double s = 0;
+	if (!strcmp(what, "alarm") || !strcmp(what, "storm")) {
+		/* storm: many more deliveries, for the loop of recorded runs.
+		 * alarm is slow enough for skel check: under valgrind each
+		 * delivery costs the recorder milliseconds, and a timer that
+		 * comes back before the handler is over starves the program */
+		int storm = !strcmp(what, "storm");
+		handle(SIGALRM, on_alarm, SA_RESTART);
+		struct itimerval it = { { 0, storm ? 100 : 20000 }, { 0, 2000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		while (ticks < (storm ? 60 : 4))
+			s += sweep(storm ? 8 : N);
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+		printf("%s: handlers ran, marks set %d\n", what, summary() > 0);
+	} else if (!strcmp(what, "scan")) {
+		/* nearly all the time in scan's loop: the timer's signals
+		 * come there */
+		static char str[1 << 20];
+		memset(str, 'x', sizeof str - 1);
+		handle(SIGALRM, on_alarm, SA_RESTART);
+		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		long n = 0;
+		while (ticks < 2)
+			n += scan(str);
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+		printf("scan: %d\n", n > 0);
+	} else if (!strcmp(what, "resethand")) {
+		/* SA_RESETHAND: the handler runs once (held to the next
+		 * probe), and the program sees SIG_DFL after it */
+		handle(SIGALRM, on_alarm, SA_RESETHAND);
+		struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		while (!ticks)
+			s += sweep(16);
+		struct sigaction now;
+		sigaction(SIGALRM, NULL, &now);
+		printf("resethand: %d handler, then default %d\n", (int)ticks,
+		       now.sa_handler == SIG_DFL);
+	} else if (!strcmp(what, "pipe")) {
+		/* a read that SA_RESTART restarts, which only the handler
+		 * can end: the signal comes in libc, its handler must run
+		 * there */
+		if (pipe(fds))
+			return 2;
+		handle(SIGALRM, on_alarm_write, SA_RESTART);
+		struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		char c = 0;
+		long n = read(fds[0], &c, 1);
+		printf("pipe: read %ld '%c', %d handler\n", n, c, (int)ticks);
+	} else if (!strcmp(what, "raise")) {
+		handle(SIGUSR1, on_usr1, 0);
+		for (int i = 0; i < 40; i++) {
+			a[i][0] = i;
+			if (i % 10 == 3)
+				raise(SIGUSR1);
+			a[i][1] = a[i][0] + 1;
+		}
+		printf("raise: %ld marks, last %ld\n", summary(), marks[(nmarks - 1) & 255]);
+	} else if (!strcmp(what, "segv")) {
+		handle(SIGSEGV, on_segv, SA_NODEFER);
+		volatile int *bad = (volatile int *)(uintptr_t)(argc > 2 ? 0 : 16);
+		for (int k = 0; k < 3; k++)
+			if (!sigsetjmp(env, 1)) {
+				a[k][0] = k;
+				*bad = k;	/* faults: the handler jumps back */
+				a[k][1] = -1;
+			}
+		printf("segv: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
+	} else if (!strcmp(what, "altstack")) {
+		stack_t st = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+		sigaltstack(&st, NULL);
+		handle(SIGUSR1, on_usr1, SA_ONSTACK);
+		for (int i = 0; i < 5; i++) {
+			s += sweep(8);
+			raise(SIGUSR1);
+		}
+		printf("altstack: %ld marks\n", summary());
+	} else if (!strcmp(what, "nested")) {
+		handle(SIGUSR1, on_usr1, 0);
+		handle(SIGUSR2, on_usr2_nested, 0);
+		for (int i = 0; i < 3; i++) {
+			s += sweep(4);
+			raise(SIGUSR2);
+		}
+		printf("nested: %ld marks\n", summary());
+	} else {
+		return 2;
+	}
+	return s < 0;
+}

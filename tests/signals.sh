@@ -1,0 +1,83 @@
+#!/bin/sh
+# Signal handlers replayed where they ran (issue 13 item 1), -O0 and -O2
+# (tests/signals.c): raise() of a handler from inside a loop, a handler on
+# sigaltstack, a handler interrupted by another, SIGALRM from a timer
+# (alarm, and pipe: in a blocking read).  Each must be exact under
+# skel check, with the program's output and status as native.
+# The timer cases (alarm, storm) are recorded 40 times each: the output
+# and status must be native's every time (a timer signal in the
+# recorder's own handlers killed 1 run in 5 of alarm, every run of storm).
+# alarm is also checked: under valgrind a held signal waits for the
+# thread's next probe as natively (valgrind does not single-step: one
+# that comes in the trampolines runs at once, UNPLACED, and the replay
+# stops loud).
+# scan: a timer's signal in an exit-value loop must be exact or loud.
+# pipe: a timer's signal in a blocking read (SA_RESTART) whose handler
+# ends it: held until the next probe, it hung the recorded program.
+# resethand: a held signal's SA_RESETHAND handler runs once, and the
+# program reads SIG_DFL back.
+# Not here yet (known not to work): the SIGSEGV handler that siglongjmps
+# (the replay desynchronises).
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME="$tmp/cache"
+fails=0
+bad() { echo "FAIL: signals: $*"; fails=$((fails+1)); }
+for o in O0 O2; do
+	b="$tmp/signals-$o"
+	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
+	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
+	for c in raise altstack nested alarm pipe resethand; do
+		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
+		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
+		cmp -s "$tmp/rec.out" "$tmp/native.out" || bad "-$o $c: output differs under skel record"
+		if ./skel check "$b.c" -- "$b" $c >"$tmp/check.out" 2>"$tmp/check.err"; then
+			echo "signals -$o $c: $(grep '^check:' "$tmp/check.err")"
+		else
+			bad "-$o $c: $(tail -6 "$tmp/check.err")"
+		fi
+	done
+	# A timer's signal in scan's loop, which at -O2 is an exit-value
+	# loop (the skeleton reads its exit at the loop's entry): exact, or
+	# the replay stops loud, never a trace with the handler misplaced
+	# (at -O0 the check is exact, and slow: -O2 only)
+	if [ $o = O2 ]; then
+		"$b" scan >"$tmp/native.out" 2>&1; nst=$?
+		./skel record "$b.c" -o "$tmp/v" -- "$b" scan >"$tmp/rec.out" 2>&1; rst=$?
+		[ $rst -eq $nst ] && cmp -s "$tmp/rec.out" "$tmp/native.out" ||
+			bad "-$o scan: recorded run differs from native"
+		if ./skel check "$b.c" -- "$b" scan >"$tmp/check.out" 2>"$tmp/check.err"; then
+			echo "signals -$o scan: $(grep '^check:' "$tmp/check.err")"
+		elif grep -q "(an exit-value loop); the thread's trace ends here" "$tmp/check.err"; then
+			echo "signals -$o scan: stopped loud at the handler in the exit-value loop"
+		else
+			bad "-$o scan: $(tail -6 "$tmp/check.err")"
+		fi
+	fi
+	# A recorded program must never behave differently: timer signals
+	# come anywhere (trampolines, the recorder's own handlers, its
+	# interposers), so many recorded runs, each with the native output
+	# and status, and each replayed without a stop.
+	for c in alarm storm; do
+		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+		i=0; nbad=0
+		while [ $i -lt 40 ]; do
+			i=$((i+1))
+			./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
+			if [ $rst -ne $nst ] || ! cmp -s "$tmp/rec.out" "$tmp/native.out"; then
+				nbad=$((nbad+1)); cp "$tmp/rec.out" "$tmp/bad.out"; continue
+			fi
+			./skel replay "$b.c" "$tmp/v" --format count >/dev/null 2>"$tmp/rep.err" ||
+				{ nbad=$((nbad+1)); cp "$tmp/rep.err" "$tmp/bad.out"; }
+		done
+		if [ $nbad -eq 0 ]; then
+			echo "signals -$o $c: 40 recorded runs as native, replayed"
+		else
+			bad "-$o $c: $nbad of 40 recorded runs differ or do not replay: $(tail -3 "$tmp/bad.out")"
+		fi
+	done
+done
+[ $fails -eq 0 ] && echo "signals: all passed"
+[ $fails -eq 0 ]
