@@ -89,12 +89,17 @@ campaign() { # name app args...
 		try "$tmp/d" "$name: byte $o changed"; k=$((k + 1))
 	done
 	chunks "$tmp/v" >"$tmp/chunks"
-	# cut at each chunk start (after the first) and in the middle of each
+	# cut at chunk starts (after the first) and in their middles: 15
+	# chunks spread over the file, the last one among them (a chunk per
+	# 32768 words, and each outcome is a word since value trace version 3:
+	# every chunk of bubble would be hundreds of replays)
+	nc=$(wc -l <"$tmp/chunks"); step=$(( (nc + 14) / 15 ))
+	awk -v s="$step" -v n="$nc" '(NR - 1) % s == 0 || NR == n' "$tmp/chunks" >"$tmp/cuts"
 	while read -r off t p; do
 		[ "$off" -gt 104 ] || continue
 		head -c "$off" "$tmp/v" >"$tmp/d"; try "$tmp/d" "$name: cut at chunk $off"
 		head -c $((off + 24 + p / 2)) "$tmp/v" >"$tmp/d"; try "$tmp/d" "$name: cut inside chunk $off"
-	done <"$tmp/chunks"
+	done <"$tmp/cuts"
 	# VALUES chunks (type 2) dropped, duplicated, moved after the next chunk
 	grep ' 2 ' "$tmp/chunks" | head -12 | while read -r off t p; do
 		len=$((24 + p)); end=$((off + len))
