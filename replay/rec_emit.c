@@ -184,7 +184,7 @@ static void rec_fs(rec_emit *e, uint8_t op, int reg, int field)
 	rec_b4(e, (int32_t)(R.cursor_off + field));
 }
 
-enum { REC_RAX, REC_RCX, REC_RDX };
+enum { REC_RAX, REC_RCX };
 
 /* rsp less the thread's previous one (PATCH_DSP); a value less delta
  * slot s (PATCH_DREG, PATCH_DADDR).  Runtime addresses are never this

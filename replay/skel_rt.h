@@ -161,13 +161,6 @@ static inline uint64_t sk_peek(sk_thread *t)
 	return t->w < t->end ? *t->w : sk_peek_more(t);
 }
 
-/* A value recorded as a difference or a short value (format.h,
- * PATCH_SREG, PATCH_DREG...): one word of the stream, as every value. */
-static inline uint64_t sk_small(sk_thread *t)
-{
-	return sk_in(t);
-}
-
 /* A conditional jump's recorded outcome (PATCH_TBIT), 1 if taken. */
 static inline int sk_bit(sk_thread *t)
 {
@@ -226,7 +219,7 @@ static inline void sk_out(sk_thread *t, uint64_t pc, int kind, unsigned size, ui
 	}
 }
 
-/* A control word (routine entry, return), recorded as a short value
+/* A control word (routine entry, return), recorded less PATCH_CTL_BASE
  * (format.h, PATCH_SWORD). */
 static inline uint64_t sk_ctl(sk_thread *t)
 {
@@ -234,13 +227,13 @@ static inline uint64_t sk_ctl(sk_thread *t)
 		t->has_pend = 0;
 		return t->pend;
 	}
-	return sk_small(t) + 0xe7e6ffffffffffffull;
+	return sk_in(t) + 0xe7e6ffffffffffffull;
 }
 
 static inline uint64_t sk_peek_ctl(sk_thread *t)
 {
 	if (!t->has_pend) {
-		t->pend = sk_small(t) + 0xe7e6ffffffffffffull;
+		t->pend = sk_in(t) + 0xe7e6ffffffffffffull;
 		t->has_pend = 1;
 	}
 	return t->pend;
@@ -339,7 +332,7 @@ static inline int sk_trip_dead(sk_thread *t, const uint64_t *pcs, unsigned npcs)
  * runaway loop. */
 static inline uint64_t sk_trip(sk_thread *t, uint64_t pc, unsigned slot, uint64_t e0, int64_t c)
 {
-	uint64_t x = (t->dslot[slot] += sk_small(t));
+	uint64_t x = (t->dslot[slot] += sk_in(t));
 	int64_t d = (int64_t)(x - e0);
 	if (d == INT64_MIN || d % c || d / c < 0)
 		sk_desync(t, pc, "a loop's exit value that no iteration reaches", x);
@@ -393,12 +386,12 @@ typedef struct sk_pc_scope {
 
 #define IN() sk_in(t)
 #define BIT() sk_bit(t)
-#define SMALL() sk_small(t)
-#define SP() (t->lastsp += sk_small(t))
+#define SMALL() sk_in(t)
+#define SP() (t->lastsp += sk_in(t))
 /* a value recorded less delta slot s (PATCH_DREG, PATCH_DADDR) */
-#define DSMALL(s) (t->dslot[s] += sk_small(t))
+#define DSMALL(s) (t->dslot[s] += sk_in(t))
 /* an indirect jump's destination at link-time pc: recorded less the pc */
-#define TARGET(pc) ((pc) + sk_small(t))
+#define TARGET(pc) ((pc) + sk_in(t))
 #define OUT(pc, kind, size, addr) sk_out(t, (pc), (kind), (size), (addr))
 /* The approximate mode (skel gen --omega, docs/bid.md): an access traced
  * at its fulcrum's address (the paper's AIA attribution), and one whose

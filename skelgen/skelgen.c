@@ -1699,13 +1699,6 @@ static expr *split_counter(const routine *r, expr_ctx *ec, expr *e, uint32_t l, 
 	return s.hit ? NULL : e;
 }
 
-static void leaf_at_hand(uint32_t v, void *arg)
-{
-	avail *x = arg;
-	if (v != SSA_BIAS && !x->g->leaf_used[v])
-		x->ok = false;
-}
-
 /* A register at exit jump ix (in block xb) of loop l that is e0 + c * I,
  * e0 known at the loop's entry: x filled, true. */
 static bool exit_register(rgen *g, uint32_t l, uint32_t xb, struct loop_exit *x)
@@ -1719,7 +1712,7 @@ static bool exit_register(rgen *g, uint32_t l, uint32_t xb, struct loop_exit *x)
 		expr *e0 = split_counter(g->r, a->ec, e, l, &c);
 		avail ok = { g, true };
 		if (e0)
-			expr_leaves(e0, leaf_at_hand, &ok);
+			expr_leaves(e0, avail_leaf, &ok);
 		/* |c| small: e0 + c * I wraps only after 2^44 iterations */
 		if (!e0 || !ok.ok || c == 0 || c > (1 << 20) || c < -(1 << 20))
 			continue;
