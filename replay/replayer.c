@@ -352,6 +352,7 @@ typedef struct seg {
 	void *owned;            /* freed with the segment, or NULL */
 	const struct vt_run *run;	/* offline: its packed words (w is
 					   then the stream's `unpacked`) */
+	vt_handler *hand;	/* online: a HANDLER event, no words */
 } seg;
 
 /* One thread's stream, its skeleton and its output. */
@@ -361,6 +362,7 @@ typedef struct stream {
 	vt_thread_start start;
 	/* queue, under `mu` (online) */
 	seg *qh, *qt;           /* words received, not yet taken */
+	size_t qwords;          /* online: the VALUES segments among them */
 	bool finished;          /* no more words will come */
 	bool crashed;
 	bool dead;              /* replay over: later words are dropped */
@@ -369,10 +371,13 @@ typedef struct stream {
 	vt_order order;         /* its chunks so far (vt_order_check) */
 	bool signalled;         /* a program's handler ran: replay ends there */
 	vt_signal sig;
-	/* its HANDLER events (offline): the handlers replayed in place, the
-	 * next one not passed */
+	/* its HANDLER events: the handlers replayed in place, the next one
+	 * not passed (online: learnt as the words come, owned by the
+	 * skeleton's thread) */
 	const vt_handler *hd;
 	size_t nhd, hdnext;
+	vt_handler *hdown;      /* online: hd, grown by refill */
+	size_t hdcap;
 	uint32_t forks;
 	vt_fork fork;
 	/* --pid: the first `quiet` words are the parent's before the fork,
@@ -932,6 +937,7 @@ static void seg_free(seg *g)
 {
 	if (!g)
 		return;
+	free(g->hand);
 	if (g->owned) {
 		pthread_mutex_lock(&mu);
 		pending -= g->n * 8;
@@ -983,20 +989,63 @@ static void fork_passed(stream *s)
 		s->t.count[k] = s->t.bytes[k] = 0;
 }
 
+/* Online, a thread's words are taken one VALUES chunk behind the
+ * reader.  Its HANDLER events lie between its VALUES chunks (the
+ * recorder writes its buffer out before each), and the skeleton must
+ * know those that follow the words it has before it runs past their end:
+ * a handler may be due before the very next access (AT_PC), or the
+ * handler being replayed may return there.  Once the next VALUES chunk
+ * (or the stream's end) is here, every event up to it is.  Offline the
+ * stream is whole from the start (finished). */
+static bool words_ready(const stream *s)
+{
+	return s->finished || s->qwords >= 2;
+}
+
+static seg *queue_pop(stream *s)
+{
+	seg *g = s->qh;
+	s->qh = g->next;
+	if (!s->qh)
+		s->qt = NULL;
+	return g;
+}
+
+static uint64_t crash_pc_in(const stream *s, const sk_module *m);
+
+/* Under mu: the HANDLER events at the queue's head join the thread's
+ * list (a pc the skeleton must stop at may come with them). */
+static void handlers_take(stream *s)
+{
+	bool any = false;
+	while (s->qh && s->qh->hand) {
+		seg *g = queue_pop(s);
+		s->hdown = sym_grow(s->hdown, &s->hdcap, s->nhd + 1, sizeof *s->hdown);
+		s->hdown[s->nhd++] = *g->hand;
+		free(g->hand);
+		free(g);
+		any = true;
+	}
+	if (any) {
+		s->hd = s->hdown;
+		s->t.crash_pc = crash_pc_in(s, s->t.mod);
+	}
+}
+
 /* Points t->w/t->end at the next words: 1, or 0 when there are none and
  * never will be. */
 static int refill(stream *s)
 {
 	pthread_mutex_lock(&mu);
-	if (!s->qh && !s->finished)
+	if (!words_ready(s))
 		replay_waits++;
-	while (!s->qh && !s->finished)
+	while (!words_ready(s))
 		pthread_cond_wait(&more, &mu);
-	seg *g = s->qh;
-	if (g) {
-		s->qh = g->next;
-		if (!s->qh)
-			s->qt = NULL;
+	handlers_take(s);
+	seg *g = s->qh ? queue_pop(s) : NULL;
+	if (g && online) {
+		s->qwords--;
+		handlers_take(s);
 	}
 	pthread_mutex_unlock(&mu);
 	if (!g)
@@ -1043,7 +1092,6 @@ static void stamps_pass(stream *s, uint64_t pos)
 }
 
 static const vt_handler *handler_next(stream *s);
-static uint64_t crash_pc_in(const stream *s, const sk_module *m);
 
 static void heap_catch_up(stream *s)
 {
@@ -1117,11 +1165,6 @@ static const vt_handler *handler_next(stream *s)
 	return s->hdnext < s->nhd ? &s->hd[s->hdnext] : NULL;
 }
 
-static vt_signal handler_as_signal(const vt_handler *h)
-{
-	return (vt_signal){ h->word, h->pc, h->signal, h->object };
-}
-
 /* Whether the skeleton holds no word it peeked at and has not taken:
  * the handler's words would be behind it. */
 static bool reader_clear(const sk_thread *t)
@@ -1153,6 +1196,8 @@ static uint64_t handler_end(const stream *s, size_t i)
 }
 
 
+/* Online, the handler's return is learnt with the words before it
+ * (refill): its end is looked for again as the words come. */
 static void handler_run(stream *s)
 {
 	sk_thread *t = &s->t;
@@ -1160,8 +1205,8 @@ static void handler_run(stream *s)
 	if (!reader_clear(t))
 		handler_lost(s, h, "the skeleton holds values of the interrupted code not read "
 			     "yet there (desynchronised)");
-	uint64_t end = handler_end(s, s->hdnext);
-	s->hdnext++;
+	size_t i = s->hdnext++;
+	uint64_t end;
 	t->crash_pc = crash_pc_in(s, t->mod);
 	heap_catch_up(s);
 	uint64_t lastsp = t->lastsp;
@@ -1170,10 +1215,11 @@ static void handler_run(stream *s)
 	memset(t->dslot, 0, sizeof dslot);
 	t->lastsp = 0;
 	t->depth++;
-	while (words_read(s) < end)
+	while ((end = handler_end(s, i)) == UINT64_MAX || words_read(s) < end)
 		sk_dispatch(t, sk_ctl(t));
 	if (words_read(s) != end || !reader_clear(t))
-		handler_lost(s, h, "its skeleton read past the handler's words (desynchronised)");
+		handler_lost(s, &s->hd[i], "its skeleton read past the handler's words "
+			     "(desynchronised)");
 	t->depth--;
 	t->lastsp = lastsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
@@ -1559,6 +1605,9 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 #define SK_LOAD(f) t->f = r->f;
 	SK_RESUME_STATE(SK_LOAD)
 #undef SK_LOAD
+	/* the handlers passed since the setjmp (the one it leaves, if a
+	 * handler longjmps) are passed still */
+	t->crash_pc = crash_pc_in(t->sink, t->mod);
 	/* the unwind skips the frames' region ends: the report hears of
 	 * it here (regions turned on again this way, rarely, are counted
 	 * as the markers' when those are on, else as the first --roi's) */
@@ -1712,6 +1761,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 
 static void stream_free(stream *s)
 {
+	free(s->hdown);
 	free(s->hev);
 	free(s->tev);
 	free(s->t.batch);
@@ -2360,6 +2410,19 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 
 static int in_fd;
 static uint64_t in_off;
+/* --tee FILE (skel run --keep-values): the stream as it came, a value
+ * file skel replay reads */
+static const char *tee_path;
+static FILE *tee_f;
+
+static void tee(const void *p, size_t n)
+{
+	if (tee_f && n && fwrite(p, 1, n, tee_f) != n) {
+		fprintf(stderr, "skel: %s: write error; the value stream is not kept\n", tee_path);
+		fclose(tee_f);
+		tee_f = NULL;
+	}
+}
 
 /* Reads n bytes; returns how many arrived before the end of the input. */
 static size_t read_full(void *p, size_t n)
@@ -2374,6 +2437,7 @@ static size_t read_full(void *p, size_t n)
 		got += (size_t)r;
 	}
 	in_off += got;
+	tee(p, got);
 	return got;
 }
 
@@ -2386,6 +2450,7 @@ static void drain(void)
 		ssize_t r = read(in_fd, buf, sizeof buf);
 		if (r == 0 || (r < 0 && errno != EINTR))
 			break;
+		tee(buf, r > 0 ? (size_t)r : 0);
 	}
 }
 
@@ -2446,6 +2511,29 @@ static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out
 	sink_begin(s);
 	start_job(s);
 	return s;
+}
+
+/* Under mu. */
+static void queue_push(stream *s, seg *g)
+{
+	if (s->qt)
+		s->qt->next = g;
+	else
+		s->qh = g;
+	s->qt = g;
+}
+
+/* A HANDLER event in its place among the thread's words (refill takes
+ * it); the payload p becomes the queue's. */
+static void handler_queue(stream *s, void *p)
+{
+	seg *g = calloc(1, sizeof *g);
+	if (!g) {
+		fprintf(stderr, "skel: replay: out of memory\n");
+		exit(2);
+	}
+	g->hand = p;
+	queue_push(s, g);
 }
 
 static int replay_fd(FILE *out, bool quiet)
@@ -2554,16 +2642,16 @@ static int replay_fd(FILE *out, bool quiet)
 				s->start = *(vt_thread_start *)p;
 			if (c.type == VT_THREAD_END)
 				s->finished = true;
-			if ((c.type == VT_SIGNAL || (c.type == VT_HANDLER &&
-			     !(((vt_handler *)p)->flags & VT_HANDLER_RETURN))) && !s->signalled) {
-				/* the words after it are the handler's: the
-				 * thread's replay ends here */
+			if (c.type == VT_SIGNAL && !s->signalled) {
+				/* an older recorder's: the words after it are
+				 * the handler's, the thread's replay ends here */
 				s->signalled = true;
-				if (c.type == VT_SIGNAL)
-					memcpy(&s->sig, p, sizeof s->sig);
-				else
-					s->sig = handler_as_signal(p);
+				memcpy(&s->sig, p, sizeof s->sig);
 				s->finished = true;
+			}
+			if (c.type == VT_HANDLER && !s->dead && !s->finished) {
+				handler_queue(s, p);
+				p = NULL;
 			}
 			if (c.type == VT_FORK && !s->forks++)
 				memcpy(&s->fork, p, sizeof s->fork);
@@ -2612,19 +2700,19 @@ static int replay_fd(FILE *out, bool quiet)
 			free(g);
 			continue;
 		}
-		if (pending > PENDING_MAX && !s->dead)
-			reader_stalls++;
-		while (pending > PENDING_MAX && !s->dead)
-			pthread_cond_wait(&space, &mu);
 		pending += g->n * 8;
 		if (pending > pending_peak)
 			pending_peak = pending;
-		if (s->qt)
-			s->qt->next = g;
-		else
-			s->qh = g;
-		s->qt = g;
+		queue_push(s, g);
+		s->qwords++;
 		pthread_cond_broadcast(&more);
+		/* the thread's last segment waits for the next (words_ready):
+		 * the reader waits only for a thread whose replay can go on,
+		 * or the last segments of many threads would hold it for ever */
+		if (pending > PENDING_MAX && s->qwords >= 2)
+			reader_stalls++;
+		while (pending > PENDING_MAX && s->qwords >= 2 && !s->dead)
+			pthread_cond_wait(&space, &mu);
 		pthread_mutex_unlock(&mu);
 	}
 	if (err[0])
@@ -2682,8 +2770,7 @@ static int replay_fd(FILE *out, bool quiet)
 				what, s->thread, s->crash.signal, s->crash.pc);
 		if (s->signalled)
 			rc = report_signal(what, s->thread, &s->sig,
-					   "skel run does not replay handlers (skel record, then "
-					   "skel replay or skel check, does)");
+					   "the recorder did not place handlers in the stream");
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}
@@ -2760,7 +2847,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--fd") && i + 1 < argc) {
 			online = true;
 			in_fd = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--quiet"))
+		} else if (!strcmp(argv[i], "--tee") && i + 1 < argc)
+			tee_path = argv[++i];
+		else if (!strcmp(argv[i], "--quiet"))
 			quiet = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
@@ -2800,7 +2889,7 @@ int main(int argc, char **argv)
 		if (!strcmp(fmt, fmt_names[k]))
 			f = k;
 	if ((!values && !online) || f < 0) {
-		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
+		fprintf(stderr, "usage: replayer VALUES|--fd N [--tee FILE] [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
 			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
 			"[--l1-per-thread]] [--symbolize [--exe APP]] [--roi FUNC]... [--roi-markers] "
@@ -2861,7 +2950,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "skel: replay: note: the instruction fetches of %u loops without "
 			"data accesses are not in this trace: they are not replayed (skel gen "
 			"--no-slice keeps them)\n", sk_nsliced);
+	if (online && tee_path && !(tee_f = fopen(tee_path, "w"))) {
+		fprintf(stderr, "skel: %s: %s\n", tee_path, strerror(errno));
+		drain();
+		return 2;
+	}
 	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
+	if (tee_f && fclose(tee_f) != 0) {
+		fprintf(stderr, "skel: %s: write error\n", tee_path);
+		rc = rc ? rc : 2;
+	}
 	report_uncovered(online ? "run" : values);
 	if (simu) {
 		sim_report(simu, out, fetches);

@@ -25,6 +25,26 @@ trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
 fails=0
 bad() { echo "FAIL: signals: $*"; fails=$((fails+1)); }
+# online_case run|trace APP CASE: skel run APP.c (or skel trace) of APP
+# CASE: the program's output and status as native ($nst, native.out),
+# nothing said, and a trace (its checksum: a timer case's is gigabytes)
+# that is skel replay's of the values the run kept
+online_case() {
+	skel=; [ $1 = run ] && skel="$2.c"
+	{ ./skel $1 $skel -o /dev/fd/5 --keep-values "$tmp/kept" -- "$2" $3 5>&1 \
+		>"$tmp/run.out" 2>"$tmp/run.err"; echo $? >"$tmp/run.st"; } | cksum >"$tmp/on.sum"
+	rst=$(cat "$tmp/run.st")
+	[ "$rst" -eq $nst ] && cmp -s "$tmp/run.out" "$tmp/native.out" ||
+		{ bad "-$o $3: skel $1: status $rst (native $nst) or output differs: $(tail -3 "$tmp/run.err")"; return; }
+	! grep -v '^skel: trace: skeleton of .* generated' "$tmp/run.err" >"$tmp/said" ||
+		{ bad "-$o $3: skel $1 said: $(tail -3 "$tmp/said")"; return; }
+	./skel replay "$2.c" "$tmp/kept" 2>"$tmp/rep.err" | cksum >"$tmp/off.sum"
+	if cmp -s "$tmp/on.sum" "$tmp/off.sum" && [ ! -s "$tmp/rep.err" ]; then
+		echo "signals -$o $3: skel $1 trace as skel replay of its values ($(cut -d' ' -f2 "$tmp/on.sum") bytes)"
+	else
+		bad "-$o $3: skel $1 trace differs from skel replay of its values: $(cat "$tmp/on.sum" "$tmp/off.sum" "$tmp/rep.err")"
+	fi
+}
 for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
@@ -40,6 +60,17 @@ for o in O0 O2; do
 			bad "-$o $c: $(tail -6 "$tmp/check.err")"
 		fi
 	done
+	# Online: skel run replays each handler as its events come; its
+	# trace is the offline replay's of the very values it read
+	# (--keep-values: a timer's signals come elsewhere in each run)
+	for c in raise altstack nested alarm pipe resethand storm; do
+		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
+		online_case run "$b" $c
+	done
+	if [ $o = O2 ]; then
+		"$b" nested >"$tmp/native.out" 2>&1; nst=$?
+		online_case trace "$b" nested
+	fi
 	# A timer's signal in scan's loop, which at -O2 is an exit-value
 	# loop (the skeleton reads its exit at the loop's entry): exact, or
 	# the replay stops loud, never a trace with the handler misplaced
