@@ -170,6 +170,19 @@ int main(int argc, char **argv)
 				a[k][1] = -1;
 			}
 		printf("segv: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
+	} else if (!strcmp(what, "segvload")) {
+		/* the faulting load's value is an index the skeleton needs:
+		 * recorded after the load, which the recorder displaced into
+		 * its trampoline, where it faults */
+		handle(SIGSEGV, on_segv, SA_NODEFER);
+		double *volatile *bad = (double *volatile *)(uintptr_t)(argc > 2 ? 0 : 16);
+		for (int k = 0; k < 3; k++)
+			if (!sigsetjmp(env, 1)) {
+				a[k][0] = k;
+				double *p = *bad;	/* faults: the handler jumps back */
+				*p = -1;
+			}
+		printf("segvload: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
 	} else if (!strcmp(what, "altstack")) {
 		stack_t st = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
 		sigaltstack(&st, NULL);

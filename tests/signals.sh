@@ -17,8 +17,12 @@
 # ends it: held until the next probe, it hung the recorded program.
 # resethand: a held signal's SA_RESETHAND handler runs once, and the
 # program reads SIG_DFL back.
-# Not here yet (known not to work): the SIGSEGV handler that siglongjmps
-# (the replay desynchronises).
+# segv, segvload: a SIGSEGV handler that siglongjmps out, the faulting
+# store in place, or the faulting load displaced into a trampoline (its
+# value is recorded): the recorder maps the trampoline's pc back to the
+# load's.
+# Each case also under skel run (and one under skel trace): as native,
+# and the trace skel replay gives of the values the run kept.
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -49,7 +53,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe resethand; do
+	for c in raise altstack nested alarm pipe resethand segv segvload; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
@@ -63,7 +67,7 @@ for o in O0 O2; do
 	# Online: skel run replays each handler as its events come; its
 	# trace is the offline replay's of the very values it read
 	# (--keep-values: a timer's signals come elsewhere in each run)
-	for c in raise altstack nested alarm pipe resethand storm; do
+	for c in raise altstack nested alarm pipe resethand storm segv segvload; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		online_case run "$b" $c
 	done
