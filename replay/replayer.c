@@ -378,6 +378,17 @@ typedef struct stream {
 	size_t nhd, hdnext;
 	vt_handler *hdown;      /* online: hd, grown by refill */
 	size_t hdcap;
+	/* handlers held to an exit-value loop's exit, run where its
+	 * skeleton reads the exit word (its entry): their accesses wait
+	 * here until the loop's are made (trip_handlers) */
+	struct held_access *held;
+	size_t nheld, capheld;
+	bool capturing;         /* sink_put stores into held */
+	bool armed;             /* held waits for the loop's end */
+	bool loop_seen;         /* an access of the loop since */
+	const uint64_t *loop_pcs;	/* the loop's access pcs (link-time) */
+	unsigned nloop_pcs;
+	uint64_t loop_bias;
 	uint32_t forks;
 	vt_fork fork;
 	/* --pid: the first `quiet` words are the parent's before the fork,
@@ -765,8 +776,19 @@ static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
 
+struct held_access {
+	uint64_t pc, addr;
+	unsigned size;
+	int kind, mark;
+};
+
 static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
+	if (s->capturing) {
+		s->held = sym_grow(s->held, &s->capheld, s->nheld + 1, sizeof *s->held);
+		s->held[s->nheld++] = (struct held_access){ pc, addr, size, kind, s->t.mark };
+		return;
+	}
 	if (s->n > BUFSZ - 128 - SYM_NAME_MAX)
 		sink_flush(s);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
@@ -852,9 +874,13 @@ void sk_batch_full(sk_thread *t)
 	report_flush(t->sink);
 }
 
+static void held_access(stream *s, uint64_t pc);
+
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
+	if (s->armed)
+		held_access(s, pc);
 	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
 		sk_batch_add(t, kind, size, addr);
 		return;
@@ -1262,10 +1288,15 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 	sk_crashed(t, addr, size);
 }
 
+static void held_word(stream *s);
+static void held_clamp(stream *s);
+
 /* Until t->w has a word: events passed, segments taken. */
 static void words_wait(stream *s)
 {
 	sk_thread *t = &s->t;
+	if (s->armed)
+		held_word(s);
 	while (t->w == t->end) {
 		if (handler_due(s)) {
 			handler_at_word(s);
@@ -1280,6 +1311,7 @@ static void words_wait(stream *s)
 		if (has_stops(s))
 			heap_catch_up(s);
 	}
+	held_clamp(s);
 }
 
 uint64_t sk_end_of_stream(sk_thread *t)
@@ -1312,24 +1344,100 @@ void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
  * skeleton reads at the loop's entry: the signal came in the loop (it
  * ran at the exit, held there, or in one of its iterations), after
  * accesses of the loop the skeleton has not made yet. */
-static void trip_handler_check(stream *s)
+static void trip_handler_check(stream *s, const char *why)
 {
 	if (handler_due(s))
-		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
-			     "skeleton reads at the loop's entry, before the loop's accesses "
-			     "(an exit-value loop)");
+		handler_lost(s, handler_next(s), why);
 }
 
-/* As words_wait, but a stream that is over returns: whether the thread
- * died at one of pcs. */
-int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+static const char trip_why[] = "it came in a loop whose exit value the skeleton reads at "
+	"the loop's entry, before the loop's accesses (an exit-value loop)";
+
+static bool held_due(stream *s)
 {
-	stream *s = t->sink;
-	trip_handler_check(s);
-	if (t->crash_pc == UINT64_MAX)
-		return 0;
+	return handler_due(s) && (handler_next(s)->flags & VT_HANDLER_DEFERRED);
+}
+
+/* Handlers due where an exit-value loop's skeleton reads its exit word.
+ * One the recorder held (DEFERRED) ran at the loop's exit probe, the
+ * first instruction of the exit block: after every access of the loop,
+ * before the exit block's.  Its words come before the exit word: its
+ * skeleton runs now, and its accesses wait until the loop's are made
+ * (held_access, held_word); a count needs no waiting.  A handler of a
+ * fault in the loop, or under a sink whose events cannot wait (the
+ * report's batches, instruction fetches), stays loud. */
+static void trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
+{
+	sk_thread *t = &s->t;
+	if (!handler_due(s))
+		return;
+	if (!held_due(s) || s->armed)
+		handler_lost(s, handler_next(s), trip_why);
+	if (t->batch || fetches)
+		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
+			     "skeleton reads at the loop's entry (an exit-value loop), and "
+			     "the report and instruction fetches (--fetches, --sim) cannot "
+			     "wait for the loop's accesses (a trace or a count can)");
+	s->capturing = !t->count_only;
+	while (held_due(s))
+		handler_run(s);
+	s->capturing = false;
+	trip_handler_check(s, trip_why);
+	if (t->count_only)
+		return;
+	s->armed = true;
+	s->loop_seen = false;
+	s->loop_pcs = pcs;
+	s->nloop_pcs = n;
+	s->loop_bias = t->bias;
+}
+
+/* The held handlers' accesses, in place. */
+static void held_flush(stream *s)
+{
+	int mark = s->t.mark;
+	s->armed = false;
+	for (size_t i = 0; i < s->nheld; i++) {
+		s->t.mark = s->held[i].mark;
+		sink_put(s, s->held[i].pc, s->held[i].kind, s->held[i].size, s->held[i].addr);
+	}
+	s->t.mark = mark;
+	s->nheld = 0;
+}
+
+/* An access while held: the loop's, or the first after it. */
+static void held_access(stream *s, uint64_t pc)
+{
+	for (unsigned i = 0; i < s->nloop_pcs; i++)
+		if (s->loop_pcs[i] + s->loop_bias == pc) {
+			s->loop_seen = true;
+			return;
+		}
+	held_flush(s);
+}
+
+/* A word read while held: the loop's exit words (read at its entry,
+ * before any of its accesses), or one after the loop. */
+static void held_word(stream *s)
+{
+	if (s->loop_seen || !s->nloop_pcs)
+		held_flush(s);
+}
+
+/* While held, each word read comes through words_wait (held_word). */
+static void held_clamp(stream *s)
+{
+	sk_thread *t = &s->t;
+	if (s->armed && t->w < t->end)
+		t->end = t->w + 1;
+}
+
+/* Whether the thread's stream is over and it died at one of pcs. */
+static int trip_dead(stream *s, const uint64_t *pcs, unsigned n)
+{
+	sk_thread *t = &s->t;
 	while (t->w == t->end) {
-		trip_handler_check(s);
+		trip_handler_check(s, trip_why);
 		if (soft_end(s)) {
 			heap_catch_up(s);
 			continue;
@@ -1344,6 +1452,17 @@ int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 			heap_catch_up(s);
 	}
 	return 0;
+}
+
+/* As words_wait, but a stream that is over returns: whether the thread
+ * died at one of pcs. */
+int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+{
+	stream *s = t->sink;
+	trip_handlers(s, pcs, n);
+	int dead = t->crash_pc != UINT64_MAX && trip_dead(s, pcs, n);
+	held_clamp(s);
+	return dead;
 }
 
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
@@ -1646,6 +1765,8 @@ static void *replay_stream(void *arg)
 		for (;;)
 			sk_dispatch(t, sk_ctl(t));
 	s->how = r;
+	if (r == 1 && s->armed)	/* the stream ended after the loop */
+		held_flush(s);
 	if (reporting) {	/* the last stamps: the end of the stream */
 		pthread_mutex_lock(&mu);
 		stamps_pass(s, UINT64_MAX);
@@ -1762,6 +1883,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 static void stream_free(stream *s)
 {
 	free(s->hdown);
+	free(s->held);
 	free(s->hev);
 	free(s->tev);
 	free(s->t.batch);
