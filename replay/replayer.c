@@ -385,10 +385,15 @@ typedef struct stream {
 	size_t nheld, capheld;
 	bool capturing;         /* sink_put stores into held */
 	bool armed;             /* held waits for the loop's end */
+	bool fault;             /* or for the access that faulted: */
+	uint64_t fault_pc, fault_addr;	/* (runtime pc) */
+	size_t held_hd;         /* hd index of the (first) held handler */
 	bool loop_seen;         /* an access of the loop since */
 	const uint64_t *loop_pcs;	/* the loop's access pcs (link-time) */
 	unsigned nloop_pcs;
 	uint64_t loop_bias;
+	size_t trip_fault;      /* 1 + hd index of a fault's handler in an
+				   exit-value loop run to it, or 0 */
 	uint32_t forks;
 	vt_fork fork;
 	/* --pid: the first `quiet` words are the parent's before the fork,
@@ -874,13 +879,13 @@ void sk_batch_full(sk_thread *t)
 	report_flush(t->sink);
 }
 
-static void held_access(stream *s, uint64_t pc);
+static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr);
 
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
 	if (s->armed)
-		held_access(s, pc);
+		held_access(s, pc, size, addr);
 	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
 		sk_batch_add(t, kind, size, addr);
 		return;
@@ -1246,6 +1251,10 @@ static void handler_run(stream *s)
 	if (words_read(s) != end || !reader_clear(t))
 		handler_lost(s, &s->hd[i], "its skeleton read past the handler's words "
 			     "(desynchronised)");
+	if (s->trip_fault == i + 1)
+		handler_lost(s, &s->hd[i], "it returned into a loop whose exit value the "
+			     "skeleton reads at the loop's entry (an exit-value loop), run "
+			     "to the fault: where it leaves is not known");
 	t->depth--;
 	t->lastsp = lastsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
@@ -1358,38 +1367,101 @@ static bool held_due(stream *s)
 	return handler_due(s) && (handler_next(s)->flags & VT_HANDLER_DEFERRED);
 }
 
-/* Handlers due where an exit-value loop's skeleton reads its exit word.
+/* Under mu: whether the thread's queued events close `depth` handlers. */
+static bool queue_returns(const stream *s, long depth)
+{
+	for (const seg *g = s->qh; g && depth > 0; g = g->next)
+		if (g->hand)
+			depth += g->hand->flags & VT_HANDLER_RETURN ? -1 : 1;
+	return depth == 0;
+}
+
+/* Whether the handler at hd[i] returned.  Online, its return may not be
+ * here yet: the recorder writes it right after the handler's last words,
+ * so it is waited for while at most two more VALUES chunks come (a
+ * handler that leaves by longjmp never has one; one whose words fill
+ * more chunks is taken for such). */
+static bool handler_returns(stream *s, size_t i)
+{
+	if (handler_end(s, i) != UINT64_MAX)
+		return true;
+	if (!online)
+		return false;
+	long depth = 0;
+	for (size_t k = i; k < s->nhd; k++)
+		depth += s->hd[k].flags & VT_HANDLER_RETURN ? -1 : 1;
+	pthread_mutex_lock(&mu);
+	bool ret;
+	while (!(ret = queue_returns(s, depth)) && !s->finished && s->qwords < 3)
+		pthread_cond_wait(&more, &mu);
+	pthread_mutex_unlock(&mu);
+	return ret;
+}
+
+/* A fault at one of an exit-value loop's accesses, the next handler's:
+ * the loop will come to that access. */
+static bool trip_fault(stream *s, const uint64_t *pcs, unsigned n)
+{
+	const vt_handler *h = handler_next(s);
+	if (!(h->flags & VT_HANDLER_ADDR) || h->object != s->t.mod->index)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (pcs[i] == h->pc)
+			return true;
+	return false;
+}
+
+/* Handlers due where an exit-value loop's skeleton reads its exit word
+ * (its entry), its words coming before the exit word.
  * One the recorder held (DEFERRED) ran at the loop's exit probe, the
  * first instruction of the exit block: after every access of the loop,
- * before the exit block's.  Its words come before the exit word: its
- * skeleton runs now, and its accesses wait until the loop's are made
- * (held_access, held_word); a count needs no waiting.  A handler of a
- * fault in the loop, or under a sink whose events cannot wait (the
- * report's batches, instruction fetches), stays loud. */
-static void trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
+ * before the exit block's.  Its skeleton runs now and its accesses wait
+ * until the loop's are made (held_access, held_word).
+ * A fault's at one of the loop's accesses (pc, addr): if the handler
+ * returns, the access is made again, and the loop goes on to the exit
+ * its word says: the handler runs now, its accesses held until the loop
+ * comes to that access.  If it leaves by longjmp, the loop runs to the
+ * faulting access as for a thread that died there (1: sk_trip_dead) and
+ * the handler runs there (sk_crashed_at: t->crash_pc is its pc); online,
+ * a return not here yet is taken for a longjmp, and when it comes the
+ * replay stops (handler_run).
+ * A count needs no waiting.  Other handlers, and sinks whose events
+ * cannot wait (the report's batches, instruction fetches), stay loud. */
+static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
 {
 	sk_thread *t = &s->t;
 	if (!handler_due(s))
-		return;
-	if (!held_due(s) || s->armed)
+		return 0;
+	bool fault = trip_fault(s, pcs, n);
+	if (fault && !handler_returns(s, s->hdnext)) {
+		s->trip_fault = s->hdnext + 1;
+		return 1;
+	}
+	if (!(fault || held_due(s)) || s->armed)
 		handler_lost(s, handler_next(s), trip_why);
 	if (t->batch || fetches)
 		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
 			     "skeleton reads at the loop's entry (an exit-value loop), and "
 			     "the report and instruction fetches (--fetches, --sim) cannot "
 			     "wait for the loop's accesses (a trace or a count can)");
+	s->held_hd = s->hdnext;
+	s->fault = fault;
+	s->fault_pc = handler_next(s)->pc + t->bias;
+	s->fault_addr = handler_next(s)->addr;
 	s->capturing = !t->count_only;
-	while (held_due(s))
+	do
 		handler_run(s);
+	while (!fault && held_due(s));
 	s->capturing = false;
 	trip_handler_check(s, trip_why);
 	if (t->count_only)
-		return;
+		return 0;
 	s->armed = true;
 	s->loop_seen = false;
 	s->loop_pcs = pcs;
 	s->nloop_pcs = n;
 	s->loop_bias = t->bias;
+	return 0;
 }
 
 /* The held handlers' accesses, in place. */
@@ -1405,9 +1477,16 @@ static void held_flush(stream *s)
 	s->nheld = 0;
 }
 
-/* An access while held: the loop's, or the first after it. */
-static void held_access(stream *s, uint64_t pc)
+/* An access while held: the loop's, or the first after it; or the
+ * faulting access, made again. */
+static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr)
 {
+	if (s->fault) {
+		if (pc == s->fault_pc && s->fault_addr >= addr && s->fault_addr - addr < size)
+			held_flush(s);
+		s->loop_seen = true;
+		return;
+	}
 	for (unsigned i = 0; i < s->nloop_pcs; i++)
 		if (s->loop_pcs[i] + s->loop_bias == pc) {
 			s->loop_seen = true;
@@ -1420,6 +1499,9 @@ static void held_access(stream *s, uint64_t pc)
  * before any of its accesses), or one after the loop. */
 static void held_word(stream *s)
 {
+	if (s->fault && s->loop_seen)
+		handler_lost(s, &s->hd[s->held_hd], "the skeleton's loop left before the "
+			     "access that faulted (desynchronised)");
 	if (s->loop_seen || !s->nloop_pcs)
 		held_flush(s);
 }
@@ -1459,8 +1541,8 @@ static int trip_dead(stream *s, const uint64_t *pcs, unsigned n)
 int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 {
 	stream *s = t->sink;
-	trip_handlers(s, pcs, n);
-	int dead = t->crash_pc != UINT64_MAX && trip_dead(s, pcs, n);
+	int dead = trip_handlers(s, pcs, n) ||
+		   (t->crash_pc != UINT64_MAX && trip_dead(s, pcs, n));
 	held_clamp(s);
 	return dead;
 }

@@ -22,6 +22,11 @@
 # store in place, or the faulting load displaced into a trampoline (its
 # value is recorded): the recorder maps the trampoline's pc back to the
 # load's.
+# scanfault, scanfix: scan's loop (an exit-value loop at -O2) runs into
+# a page it cannot read; the SIGSEGV handler siglongjmps out (the loop
+# replays to the faulting access, the handler there), or opens the page
+# and returns (the load is made again: the handler's accesses come
+# before it, and the loop goes on to the exit its word says).
 # Each case also under skel run (and one under skel trace): as native,
 # and the trace skel replay gives of the values the run kept.
 cd "$(dirname "$0")/.." || exit 1
@@ -54,7 +59,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe resethand segv segvload; do
+	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
@@ -70,7 +75,7 @@ for o in O0 O2; do
 	# (--keep-values: a timer's signals come elsewhere in each run).
 	# Not alarm: storm is the same, with more signals and a trace of
 	# 120 MB instead of 1.7 GB (8 s of make check at -O2)
-	for c in raise altstack nested pipe resethand storm segv segvload; do
+	for c in raise altstack nested pipe resethand storm segv segvload scanfault scanfix; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		online_case run "$b" $c
 	done
