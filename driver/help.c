@@ -62,7 +62,9 @@ static const help tracing[] = {
 "                                records into VALUES.PID; an exec of APP itself by any\n"
 "                                of them into VALUES.PID.execN (N counts the images);\n"
 "                                other programs they exec or spawn are named in the\n"
-"                                replay\n",
+"                                replay.  Each thread's values are compressed (zstd,\n"
+"                                a 128 MiB window; SKEL_COMPRESS=0 in the environment:\n"
+"                                not)\n",
 "  skel record app_skel.c -o app.vals -- ./app 100\n" },
 { "replay",
 "  skel replay SKEL.c VALUES [--pid PID] [-o TRACE] [--format F] [--stats]\n"

@@ -541,6 +541,7 @@ static int build_replayer(build *b, const char *text, size_t len, uint64_t rh,
 	if (!b->module) {
 		vec_push(b->link, "-rdynamic");	/* for the modules (SKEL_MODULES) */
 		vec_push(b->link, "-lpthread");
+		vec_push(b->link, "-lzstd");	/* compressed VALUES (vtrace.c) */
 	}
 	vec_push(b->link, NULL);
 	if (b->ok)

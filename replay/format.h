@@ -454,7 +454,29 @@ enum vt_chunk_type {
 				 * its stream begins in its parent's */
 	VT_HANDLER = 14,	/* payload: vt_handler; a handler of the
 				 * program starts or returns (below) */
+	VT_ZVALUES = 15,	/* payload: vt_zvalues, then zstd bytes, zero
+				 * bytes to a multiple of 8: a VALUES payload
+				 * compressed (below) */
 };
+
+/* Compressed VALUES (files only; a pipe to skel run stays raw).  Each
+ * thread's VALUES payloads, in order, form one zstd stream (one frame
+ * per stream; a forked child starts its own): the recorder compresses a
+ * payload and flushes, so each ZVALUES chunk decompresses, given the
+ * thread's chunks before it, to exactly the VALUES payload (vt_packed
+ * and all) of `raw` bytes it stands for.  A stream's matches reach back
+ * up to VT_ZWINDOW_LOG bits of history: values repeated in a later pass
+ * over the same data cost a few bytes.  `first` and `words` repeat the
+ * packed payload's, so that a reader checks the order and counts words
+ * without decompressing. */
+typedef struct vt_zvalues {
+	uint64_t first;
+	uint64_t words;
+	uint64_t raw;		/* bytes of the VALUES payload */
+	uint64_t zbytes;	/* zstd bytes after this header */
+} vt_zvalues;
+#define VT_ZWINDOW_LOG 27
+#define VT_ZRAW_MAX (64ull << 20)	/* a payload's bytes at most */
 
 /* Coarse time (TIME chunks): the recorder reads CLOCK_MONOTONIC (a raw
  * system call: its flush path runs no libc code, which may be patched)
@@ -782,8 +804,12 @@ typedef struct vt_stream {
 		const uint8_t *p;	/* place (vtrace_streams_ref), packed: */
 		size_t nbytes;		/* vt_run_words unpacks them */
 		uint64_t n;
+		struct vt_unz *z;	/* ZVALUES: the stream's decompressor */
+		size_t i;		/* ZVALUES: its index among them */
 	} *runs;
 	size_t nruns, runcap;
+	struct vt_unz *unz;	/* its ZVALUES' decompressor, or NULL */
+	size_t nz;		/* its ZVALUES chunks */
 } vt_stream;
 
 /* OBJECTS chunks gathered. */
@@ -839,12 +865,22 @@ int vtrace_streams_from(vtrace *t, vt_streams *out);
 int vtrace_streams_ref(vtrace *t, vt_streams *out);
 vt_stream *vtrace_stream(vt_streams *s, uint32_t thread);
 /* A run's n words into w (room for n + VT_UNPACK_SLACK): 0, or -1 when
- * they do not unpack (vt_pack). */
+ * they do not unpack (vt_pack).  A compressed run is decompressed after
+ * the stream's earlier ones (in order, as a replay asks for them; out of
+ * order, from the stream's first again). */
 int vt_run_words(const struct vt_run *r, uint64_t *w);
 /* A fork made inside libc (daemon, forkpty: FORK with pid 0): the pid of
  * the child whose file beside `root` (ROOT.<pid>) says it was forked by
  * `parent`'s thread `thread` after `word` words; 0 if there is none. */
 uint32_t vt_find_child(const char *root, uint32_t parent, uint32_t thread, uint64_t word);
 void vtrace_streams_free(vt_streams *s);
+/* A stream's ZVALUES payloads as they come, in order (*z: its
+ * decompressor, made at the first): the VALUES payload one stands for
+ * (*nraw bytes, valid until the next call), or NULL when it does not
+ * decompress. */
+struct vt_unz;
+const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t n,
+			      size_t *nraw);
+void vt_unz_drop(struct vt_unz *z);
 
 #endif

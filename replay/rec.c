@@ -878,6 +878,12 @@ __attribute__((constructor)) static void rec_init(void)
 	}
 	R.pid = getpid();
 	rec_vpath_keep(vpath);
+	/* a file's VALUES compressed (format.h, VT_ZVALUES); a pipe's raw:
+	 * skel run's reader is on the other end, and waits for them */
+	const char *zc = getenv("SKEL_COMPRESS");
+	if (!R.pipe && !(zc && !strcmp(zc, "0")) && !(R.zsize = rec_z_setup()))
+		rec_say("the compressor cannot be set up: VALUES are written "
+			"uncompressed");
 	if (rec_buffer_map(&R.sink) || pthread_key_create(&R.key,
 							  rec_on_thread_exit))
 		rec_die("out of memory");

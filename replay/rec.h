@@ -79,7 +79,13 @@ typedef struct rec_thread {
 				   from other threads */
 	struct rec_sigq *sigq;	/* signals held for its next probe
 				   (rec_sig.c), NULL until the first */
+	uint8_t *zmem;		/* its compressor (rec_zstd.c): mapped at
+				   its first flush, REC_Z_STACK of stack,
+				   then room for a chunk, then the context */
+	void *z;		/* the context in zmem, NULL: raw VALUES */
+	int zfresh;		/* its next payload starts a new zstd frame */
 } rec_thread;
+#define REC_Z_STACK (256ul * 1024)
 
 extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
 #define rec_cursor (rec_t.cursor)
@@ -175,6 +181,8 @@ typedef struct rec_state {
 	int plan_check;		/* SKEL_PLAN_CHECK=1 */
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */
+	size_t zsize;		/* a compressor's context, 0: files get raw
+				   VALUES (a pipe, or SKEL_COMPRESS=0) */
 } rec_state;
 
 extern rec_state R;
@@ -190,6 +198,14 @@ extern rec_state R;
 			fn = (type)dlsym(RTLD_NEXT, #name); \
 		return fn; \
 	}
+
+/* -------------------------------------------------------- rec_zstd.c */
+
+size_t rec_z_setup(void);
+void *rec_z_new(void *mem);
+void rec_z_restart(void *z);
+size_t rec_z_bound(size_t n);
+size_t rec_z_compress(void *z, const void *in, size_t n, void *out, size_t cap);
 
 /* ------------------------------------------------------------ rec.c */
 

@@ -115,20 +115,128 @@ void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
 	}
 }
 
+/* rec_z_on_stack(fn, arg, top): fn(arg) run with the stack pointer at
+ * top (16-aligned).  Compression runs on the thread's own compressor
+ * stack: a flush may run in a signal handler on a small alternate stack,
+ * the program's own among them. */
+long rec_z_on_stack(long (*fn)(void *), void *arg, void *top);
+__asm__(".text\n"
+	".globl rec_z_on_stack\n"
+	".hidden rec_z_on_stack\n"
+	".type rec_z_on_stack, @function\n"
+	"rec_z_on_stack:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	mov %rdx, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	call *%rax\n"
+	"	mov %rbp, %rsp\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size rec_z_on_stack, .-rec_z_on_stack\n");
+
+/* Room for one ZVALUES payload: its head, the compressed bytes of the
+ * largest VALUES payload, zero bytes to a multiple of 8. */
+static size_t rec_z_room(void)
+{
+	return sizeof(vt_zvalues) + rec_z_bound(REC_PACK_BYTES) + 8;
+}
+
+/* t's compressor, mapped and made at its first use; NULL when there is
+ * none (raw VALUES): compression off, or no memory for it (said once). */
+static void *rec_z_of(rec_thread *t)
+{
+	if (!R.zsize || t->zmem == (uint8_t *)-1)
+		return NULL;
+	if (!t->zmem) {
+		t->zmem = rec_mmap_raw(REC_Z_STACK + rec_z_room() + R.zsize);
+		t->z = t->zmem ? rec_z_new(t->zmem + REC_Z_STACK + rec_z_room()) : NULL;
+		if (!t->z) {
+			static int said;
+			if (!said++)
+				rec_say("no memory for the compressor of thread %u: its "
+					"VALUES are written uncompressed", t->index);
+			if (t->zmem)
+				rec_munmap_raw(t->zmem, REC_Z_STACK + rec_z_room() + R.zsize);
+			t->zmem = (uint8_t *)-1;
+			return NULL;
+		}
+		t->zfresh = 0;
+	}
+	if (t->zfresh) {
+		rec_z_restart(t->z);
+		t->zfresh = 0;
+	}
+	return t->z;
+}
+
+static void rec_z_drop(rec_thread *t)
+{
+	if (t->zmem && t->zmem != (uint8_t *)-1)
+		rec_munmap_raw(t->zmem, REC_Z_STACK + rec_z_room() + R.zsize);
+	t->zmem = NULL;
+	t->z = NULL;
+}
+
+typedef struct rec_z_job {
+	void *z;
+	const void *in;
+	size_t n;
+	uint8_t *out;
+	size_t cap;
+} rec_z_job;
+
+static long rec_z_run(void *arg)
+{
+	rec_z_job *j = arg;
+	return (long)rec_z_compress(j->z, j->in, j->n, j->out, j->cap);
+}
+
+/* The VALUES payload at p (n bytes, `words` words from `first`) written
+ * as a ZVALUES chunk through t's compressor; 0, or -1 when it failed (t's
+ * stream of compressed chunks ends: its later payloads go raw, which a
+ * reader decodes without the lost state). */
+static int rec_values_z(rec_thread *t, void *z, uint64_t first, uint64_t words,
+			const uint8_t *p, size_t n)
+{
+	uint8_t *out = t->zmem + REC_Z_STACK;
+	rec_z_job j = { z, p, n, out + sizeof(vt_zvalues),
+			rec_z_room() - sizeof(vt_zvalues) - 8 };
+	size_t zn = (size_t)rec_z_on_stack(rec_z_run, &j, t->zmem + REC_Z_STACK);
+	if (!zn) {
+		rec_say("thread %u: compression failed; its later VALUES are written "
+			"uncompressed", t->index);
+		rec_z_drop(t);
+		t->zmem = (uint8_t *)-1;
+		return -1;
+	}
+	vt_zvalues h = { first, words, n, zn };
+	rec_copy_bytes(out, &h, sizeof h);
+	size_t len = sizeof h + zn;
+	while (len % 8)
+		out[len++] = 0;
+	rec_chunk(VT_ZVALUES, t->index, out, len);
+	return 0;
+}
+
 /* t's words w[0..nwords), the `first`-th of its stream on, packed
- * (format.h, vt_pack) into VALUES chunks.  On a pipe only writes of up
+ * (format.h, vt_pack) into VALUES chunks, compressed into ZVALUES ones
+ * when t has a compressor.  On a pipe only writes of up
  * to PIPE_BUF bytes are atomic: there each chunk is cut to fit, so that
  * the chunks of concurrent threads (or of a dying thread flushing the
- * others) stay whole.  Under t->lock (t->pack is t's): the data is
+ * others) stay whole.  Under t->lock (t->pack and t's compressor are
+ * t's): the data is
  * packed after room for the payload's head, the codes apart, then copied
  * in front of the data. */
-static void rec_values(const rec_thread *t, uint64_t first, const uint64_t *w,
+static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 		       size_t nwords)
 {
 	size_t room = R.pipe ? PIPE_BUF - sizeof(vt_chunk_header) - sizeof(vt_packed) - 8
 			     : REC_CTL_BYTES + REC_DATA_BYTES - 16;
 	uint8_t *data = t->pack + REC_CTL_BYTES + sizeof(vt_packed);
 	uint8_t *ctl = data + REC_DATA_BYTES;
+	void *z = R.pipe ? NULL : rec_z_of(t);
 	while (nwords) {
 		vt_packed h = { .first = first };
 		size_t used = vt_pack(w, nwords, ctl, data, room, &h.tokens, &h.data);
@@ -140,7 +248,8 @@ static void rec_values(const rec_thread *t, uint64_t first, const uint64_t *w,
 		size_t n = sizeof h + nc + h.data;
 		while (n % 8)
 			head[n++] = 0;
-		rec_chunk(VT_VALUES, t->index, head, n);
+		if (!z || rec_values_z(t, z, first, used, head, n))
+			rec_chunk(VT_VALUES, t->index, head, n);
 		w += used;
 		first += used;
 		nwords -= used;
@@ -440,6 +549,7 @@ static void rec_thread_end(rec_thread *t)
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
 	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES);
+	rec_z_drop(t);
 }
 
 /* pthread key destructor: thread exit (return or pthread_exit). */
@@ -667,4 +777,5 @@ void rec_fork_streams_reset(rec_thread *t)
 	t->ended = 0;
 	t->ts.parent = VT_NO_PARENT;
 	t->ts.flags |= VT_START_FORKED;
+	t->zfresh = 1;	/* its file's stream starts a frame of its own */
 }

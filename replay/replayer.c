@@ -402,6 +402,7 @@ typedef struct stream {
 	int count_only;         /* t.count_only after them */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
+	struct vt_unz *zin;     /* online: its ZVALUES' decompressor */
 	uint64_t *unpacked;     /* offline: cur's words (seg_unpack) */
 	size_t unpacked_cap;
 	/* --symbolize: its HEAP events (under mu when online), the next
@@ -1974,6 +1975,7 @@ static void stream_free(stream *s)
 	free(s->pages.a);
 	free(s->chunks.a);
 	free(s->unpacked);
+	vt_unz_drop(s->zin);
 	free(s->buf);
 	free(s);
 }
@@ -2838,9 +2840,19 @@ static int replay_fd(FILE *out, bool quiet)
 			s->order = fresh;
 		}
 		uint64_t nw = 0;
-		if (c.type == VT_VALUES)
+		bool values = c.type == VT_VALUES || c.type == VT_ZVALUES;
+		const uint8_t *vp = p;	/* its VALUES payload */
+		size_t vbytes = c.payload_bytes;
+		if (c.type == VT_ZVALUES &&
+		    !(vp = vt_unz_payload(&s->zin, p, c.payload_bytes, &vbytes))) {
+			snprintf(err, sizeof err, "thread %u: a ZVALUES chunk does not "
+				 "decompress", c.thread);
+			free(p);
+			break;
+		}
+		if (values)
 			memcpy(&nw, (uint8_t *)p + 8, 8);
-		if (c.type != VT_VALUES || !nw) {
+		if (!values || !nw) {
 			pthread_mutex_lock(&mu);
 			if (c.type == VT_THREAD_START)
 				s->start = *(vt_thread_start *)p;
@@ -2884,7 +2896,7 @@ static int replay_fd(FILE *out, bool quiet)
 			fprintf(stderr, "skel: replay: out of memory\n");
 			exit(2);
 		}
-		if (vt_values_unpack(p, c.payload_bytes, w, nw)) {
+		if (vt_values_unpack(vp, vbytes, w, nw)) {
 			snprintf(err, sizeof err, "thread %u: a VALUES chunk's words do not "
 				 "unpack", c.thread);
 			free(w);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <zstd.h>
 
 static int vt_fail(char err[FMT_ERR_LEN], const char *fmt, ...)
 {
@@ -136,6 +137,8 @@ static int vt_payload_ok(const vt_chunk_header *h)
 		return h->payload_bytes == sizeof(vt_thread_start);
 	case VT_VALUES:
 		return h->payload_bytes >= sizeof(vt_packed) && h->payload_bytes % 8 == 0;
+	case VT_ZVALUES:
+		return h->payload_bytes >= sizeof(vt_zvalues) && h->payload_bytes % 8 == 0;
 	case VT_THREAD_END:
 		return h->payload_bytes == 8;
 	case VT_TRAMPOLINE_MAP:
@@ -184,6 +187,25 @@ int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
 	return 0;
 }
 
+/* A ZVALUES head: sizes that fit the payload and a word count its VALUES
+ * payload can hold. */
+static int vt_zhead_check(const vt_chunk_header *h, const uint8_t *payload,
+			  uint64_t off, char err[FMT_ERR_LEN])
+{
+	vt_zvalues z;
+	memcpy(&z, payload, sizeof z);
+	if (z.raw < sizeof(vt_packed) || z.raw > VT_ZRAW_MAX || z.raw % 8 ||
+	    z.zbytes > h->payload_bytes - sizeof z ||
+	    h->payload_bytes - sizeof z - z.zbytes >= 8 || !z.words ||
+	    z.words > 6 * z.raw)
+		return vt_fail(err, "thread %u: the ZVALUES chunk at offset %" PRIu64
+			       " has a bad head (%" PRIu64 " words in %" PRIu64
+			       " bytes, %" PRIu64 " compressed in a payload of %"
+			       PRIu64 ")", h->thread, off, z.words, z.raw, z.zbytes,
+			       h->payload_bytes);
+	return 0;
+}
+
 int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload,
 		   uint64_t off, char err[FMT_ERR_LEN])
 {
@@ -205,6 +227,11 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 		return vt_fail(err, "thread %u: chunk at offset %" PRIu64 " (type %u) "
 			       "after the thread's end", t, off, h->type);
 	switch (h->type) {
+	case VT_ZVALUES:
+		if (vt_zhead_check(h, payload, off, err))
+			return -1;
+		/* first and words as a VALUES payload's */
+		__attribute__((fallthrough));
 	case VT_VALUES:
 		memcpy(&n, payload, 8);
 		if (n != o->words)
@@ -212,7 +239,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 				       " starts at word %" PRIu64 ", expected %" PRIu64
 				       " (a chunk lost or repeated)", t, off, n, o->words);
 		memcpy(&n, payload + 8, 8);
-		if (n > 6 * h->payload_bytes)	/* 15 in 2.5 bytes at most */
+		if (h->type == VT_VALUES && n > 6 * h->payload_bytes)	/* 15 in 2.5 bytes at most */
 			return vt_fail(err, "thread %u: the VALUES chunk at offset %" PRIu64
 				       " says %" PRIu64 " words, more than its %" PRIu64
 				       " bytes can hold", t, off, n, h->payload_bytes);
@@ -435,6 +462,103 @@ static int vt_handler_add(vt_stream *st, const uint8_t *p)
 			 sizeof(vt_handler));
 }
 
+/* ------------------------------------------------- compressed VALUES */
+
+/* A stream's decompressor: its ZVALUES chunks are one zstd stream
+ * (format.h), decompressed in order; `next` is the index of the next
+ * chunk it expects, `raw` holds the last payload decompressed. */
+struct vt_unz {
+	ZSTD_DCtx *d;
+	size_t next;
+	uint8_t *raw;
+	size_t cap;
+};
+
+static struct vt_unz *vt_unz_new(void)
+{
+	struct vt_unz *z = calloc(1, sizeof *z);
+	if (z && !(z->d = ZSTD_createDCtx())) {
+		free(z);
+		return NULL;
+	}
+	if (z && ZSTD_isError(ZSTD_DCtx_setParameter(z->d, ZSTD_d_windowLogMax,
+						     VT_ZWINDOW_LOG))) {
+		ZSTD_freeDCtx(z->d);
+		free(z);
+		return NULL;
+	}
+	return z;
+}
+
+static void vt_unz_free(struct vt_unz *z)
+{
+	if (!z)
+		return;
+	ZSTD_freeDCtx(z->d);
+	free(z->raw);
+	free(z);
+}
+
+/* The ZVALUES payload p (nbytes, its head checked by vt_order_check)
+ * decompressed into z->raw: its VALUES payload's size, or 0 when it does
+ * not decompress to exactly that many bytes. */
+static size_t vt_unz_one(struct vt_unz *z, const uint8_t *p, size_t nbytes)
+{
+	vt_zvalues h;
+	memcpy(&h, p, sizeof h);
+	if (h.raw > z->cap) {
+		uint8_t *r = realloc(z->raw, h.raw);
+		if (!r)
+			return 0;
+		z->raw = r;
+		z->cap = h.raw;
+	}
+	ZSTD_inBuffer in = { p + sizeof h, h.zbytes, 0 };
+	ZSTD_outBuffer out = { z->raw, h.raw, 0 };
+	while (in.pos < in.size) {
+		size_t r = ZSTD_decompressStream(z->d, &out, &in);
+		if (ZSTD_isError(r) || (out.pos == out.size && in.pos < in.size))
+			return 0;
+	}
+	(void)nbytes;
+	return out.pos == h.raw ? h.raw : 0;
+}
+
+const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t n,
+			      size_t *nraw)
+{
+	if (!*z && !(*z = vt_unz_new()))
+		return NULL;
+	*nraw = vt_unz_one(*z, p, n);
+	return *nraw ? (*z)->raw : NULL;
+}
+
+void vt_unz_drop(struct vt_unz *z)
+{
+	vt_unz_free(z);
+}
+
+/* r's VALUES payload, decompressed after the chunks before it (from the
+ * stream's first when r comes before the last one decompressed); NULL
+ * when it does not decompress. */
+static const uint8_t *vt_unz_run(const struct vt_run *r, size_t *nraw)
+{
+	struct vt_unz *z = r->z;
+	if (r->i < z->next) {
+		ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
+		z->next = 0;
+	}
+	for (; z->next <= r->i; z->next++) {
+		const struct vt_run *q = r - (r->i - z->next);
+		if (!(*nraw = vt_unz_one(z, q->p, q->nbytes))) {
+			ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
+			z->next = 0;
+			return NULL;
+		}
+	}
+	return z->raw;
+}
+
 static int vt_run_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n)
 {
 	if (!n)
@@ -447,14 +571,30 @@ static int vt_run_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n
 		st->runs = r;
 		st->runcap = cap;
 	}
-	st->runs[st->nruns++] = (struct vt_run){ p, nbytes, n };
+	st->runs[st->nruns++] = (struct vt_run){ p, nbytes, n, NULL, 0 };
 	st->nvalues += n;
+	return 0;
+}
+
+/* A ZVALUES payload: a run whose words a replay decompresses in order. */
+static int vt_zrun_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t n)
+{
+	if (!st->unz && !(st->unz = vt_unz_new()))
+		return -1;
+	if (vt_run_add(st, p, nbytes, n))	/* n > 0: vt_order_check */
+		return -1;
+	st->runs[st->nruns - 1].z = st->unz;
+	st->runs[st->nruns - 1].i = st->nz++;
 	return 0;
 }
 
 int vt_run_words(const struct vt_run *r, uint64_t *w)
 {
-	return vt_values_unpack(r->p, r->nbytes, w, r->n);
+	if (!r->z)
+		return vt_values_unpack(r->p, r->nbytes, w, r->n);
+	size_t nraw;
+	const uint8_t *raw = vt_unz_run(r, &nraw);
+	return raw ? vt_values_unpack(raw, nraw, w, r->n) : -1;
 }
 
 int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)
@@ -492,6 +632,22 @@ static int vt_fork_add(vt_streams *s, uint32_t thread, const uint8_t *payload)
 	v[s->nforks].thread = thread;
 	memcpy(&v[s->nforks++].f, payload, sizeof v->f);
 	return 0;
+}
+
+/* A ZVALUES chunk: a run decompressed when the replay comes to it, or
+ * (copying) its words now, the chunks coming in the stream's order. */
+static int vt_zvalues_take(vt_reader *rd, vt_stream *st, const vt_chunk *c,
+			   uint64_t words, char err[FMT_ERR_LEN])
+{
+	size_t n = c->h.payload_bytes;
+	if (rd->ref)
+		return vt_zrun_add(st, c->payload, n, words) ? vt_fail(err, "out of memory") : 0;
+	size_t nraw;
+	const uint8_t *raw = vt_unz_payload(&st->unz, c->payload, n, &nraw);
+	if (!raw)
+		return vt_fail(err, "thread %u: the ZVALUES chunk at offset %" PRIu64
+			       " does not decompress", st->thread, c->offset);
+	return vt_values_add(st, raw, nraw, words, err);
 }
 
 static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN])
@@ -560,6 +716,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	} else {
 		uint64_t words;
 		memcpy(&words, c->payload + 8, 8);
+		if (c->h.type == VT_ZVALUES)
+			return vt_zvalues_take(rd, st, c, words, err);
 		if (!rd->ref)
 			return vt_values_add(st, c->payload, n, words, err);
 		if (vt_run_add(st, c->payload, n, words))
@@ -616,6 +774,7 @@ void vtrace_streams_free(vt_streams *s)
 		free(s->s[i].heap);
 		free(s->s[i].times);
 		free(s->s[i].hand);
+		vt_unz_free(s->s[i].unz);
 	}
 	free(s->s);
 	free(s->map);

@@ -5,6 +5,8 @@
 #include "tests/testutil.h"
 #include "tests/vtutil.h"
 
+#include <zstd.h>
+
 enum { NVAL = 3, PER = 4 };	/* VALUES chunks of thread 1, words in each */
 
 typedef struct file {
@@ -82,6 +84,141 @@ static void read_whole(const uint8_t *b, size_t n, vtrace *t, vt_streams *s)
 	assert_int_equal(vtrace_open_mem(t, b, n, err), 0);
 	vtrace_streams_from(t, s);
 	assert_string_equal(s->error, "");
+}
+
+/* ------------------------------------------------- compressed VALUES */
+
+enum { ZN = 4, ZPER = 64 };	/* ZVALUES chunks of thread 0, words in each */
+
+static uint64_t zword(int k, int i)
+{
+	/* chunks 2 and 3 repeat chunks 0 and 1: the stream refers back */
+	return (uint64_t)(k % 2) * 1000003u + (uint64_t)i * (uint64_t)i * 7919u;
+}
+
+/* A ZVALUES chunk of `nw` words from `first` at b + at, compressed
+ * through c (one stream per thread, flushed after each payload, as the
+ * recorder does).  Returns the end. */
+static size_t put_zvalues(uint8_t *b, size_t at, ZSTD_CCtx *c, uint64_t first,
+			  const uint64_t *w, size_t nw)
+{
+	uint64_t n = nw * 8;
+	uint8_t *raw = vt_packed_payload(w, &n, first);
+	uint8_t out[4096];
+	vt_zvalues h = { first, nw, n, 0 };
+	ZSTD_inBuffer in = { raw, n, 0 };
+	ZSTD_outBuffer o = { out + sizeof h, sizeof out - sizeof h - 8, 0 };
+	assert_int_equal(ZSTD_compressStream2(c, &o, &in, ZSTD_e_flush), 0);
+	h.zbytes = o.pos;
+	memcpy(out, &h, sizeof h);
+	size_t len = sizeof h + o.pos;
+	while (len % 8)
+		out[len++] = 0;
+	free(raw);
+	return vt_put_chunk(b, at, VT_ZVALUES, 0, 0, out, len);
+}
+
+/* Thread 0: START, ZN ZVALUES chunks, THREAD_END, then END; the chunks'
+ * offsets in at[]. */
+static size_t make_z(uint8_t *b, size_t at[ZN + 1])
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t n = vt_put_header(b);
+	n = vt_put_start(b, n, 0);
+	for (int k = 0; k < ZN; k++) {
+		uint64_t w[ZPER];
+		for (int i = 0; i < ZPER; i++)
+			w[i] = zword(k, i);
+		at[k] = n;
+		n = put_zvalues(b, n, c, (uint64_t)k * ZPER, w, ZPER);
+	}
+	ZSTD_freeCCtx(c);
+	at[ZN] = n;
+	uint64_t count = ZN * ZPER;
+	n = vt_put_chunk(b, n, VT_THREAD_END, 0, 0, &count, 8);
+	vt_end e = { 1, ZN * ZPER, VT_END_EXIT, 0 };
+	return vt_put_chunk(b, n, VT_END, 0, 0, &e, sizeof e);
+}
+
+static void expect_run(const vt_stream *st, int k)
+{
+	uint64_t w[ZPER + VT_UNPACK_SLACK];
+	assert_int_equal(vt_run_words(&st->runs[k], w), 0);
+	for (int i = 0; i < ZPER; i++)
+		assert_int_equal(w[i], zword(k, i));
+}
+
+/* Read whole (copied) and in place, its runs decompressed in order and
+ * out of order (the decompressor starts the stream over). */
+static void test_zvalues_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[8192];
+	size_t at[ZN + 1];
+	size_t n = make_z(b, at);
+	/* the repeated chunks cost less than the first ones */
+	assert_true(at[3] - at[2] < (at[1] - at[0]) / 2);
+	vtrace t;
+	vt_streams s;
+	read_whole(b, n, &t, &s);
+	const vt_stream *st = vtrace_stream(&s, 0);
+	assert_int_equal(st->nvalues, ZN * ZPER);
+	for (int i = 0; i < ZN * ZPER; i++)
+		assert_int_equal(st->values[i], zword(i / ZPER, i % ZPER));
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	char err[FMT_ERR_LEN];
+	assert_int_equal(vtrace_open_mem(&t, b, n, err), 0);
+	vtrace_streams_ref(&t, &s);
+	assert_string_equal(s.error, "");
+	st = vtrace_stream(&s, 0);
+	assert_int_equal(st->nruns, ZN);
+	int order[] = { 2, 3, 0, 1, 1, 3 };
+	for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+		expect_run(st, order[k]);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+}
+
+/* A sealed copy of chunk `off` (its check made again after a change). */
+static void reseal(uint8_t *b, size_t off)
+{
+	vt_chunk_header h;
+	memcpy(&h, b + off, sizeof h);
+	vt_chunk_seal(&h, NULL, 0, b + off + sizeof h, h.payload_bytes);
+	memcpy(b + off, &h, sizeof h);
+}
+
+/* Damage that the check does not see (the chunk sealed again): zstd bytes
+ * changed, a wrong raw size, no words, sizes past the payload; and a
+ * chunk lost from the stream. */
+static void test_zvalues_damage_refused(void **state)
+{
+	(void)state;
+	uint8_t b[8192], d[8192];
+	size_t at[ZN + 1];
+	size_t n = make_z(b, at);
+	size_t z1 = at[1] + VT_CHUNK_HEADER_SIZE;	/* chunk 1's vt_zvalues */
+	struct { size_t off; uint64_t v; const char *what; } cases[] = {
+		{ z1 + sizeof(vt_zvalues) + 3, 0x5a, "does not decompress" },
+		{ z1 + 16, 0, "bad head" },		/* raw */
+		{ z1 + 16, 8 * ZPER, "does not decompress" },
+		{ z1 + 8, 0, "bad head" },		/* words */
+		{ z1 + 24, 4096, "bad head" },		/* zbytes */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		memcpy(d, b, n);
+		if (i == 0)
+			d[cases[i].off] ^= (uint8_t)cases[i].v;
+		else
+			memcpy(d + cases[i].off, &cases[i].v, 8);
+		reseal(d, at[1]);
+		expect(d, n, cases[i].what);
+	}
+	/* chunk 1 lost: chunk 2 starts at the wrong word */
+	memcpy(d, b, at[1]);
+	memcpy(d + at[1], b + at[2], n - at[2]);
+	expect(d, n - (at[2] - at[1]), "starts at word 128, expected 64");
 }
 
 static void test_intact_file_reads_back(void **state)
@@ -413,6 +550,8 @@ int main(void)
 		cmocka_unit_test(test_heap_events_read_back),
 		cmocka_unit_test(test_time_stamps_read_back),
 		cmocka_unit_test(test_process_and_forks_read_back),
+		cmocka_unit_test(test_zvalues_read_back),
+		cmocka_unit_test(test_zvalues_damage_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@ build/fuzz/fuzz_elf: tests/fuzz/fuzz_elf.c $(FUZZ_LIB_OBJ)
 		$(FUZZ_LIB_OBJ) $(LIBS)
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_FMT_OBJ) $(REPLAY_HDRS)
-	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) $(INC) -fsanitize=fuzzer -o $@ $< $(FUZZ_FMT_OBJ)
+	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) $(INC) -fsanitize=fuzzer -o $@ $< $(FUZZ_FMT_OBJ) -lzstd
 
 fuzz-build: $(FUZZ_BINS)
 
