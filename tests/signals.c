@@ -206,11 +206,13 @@ int main(int argc, char **argv)
 			return 2;
 		memset(m, 'x', pg);
 		printf("scanfix: %ld\n", scan(guard - 100));
-	} else if (!strcmp(what, "segvload")) {
-		/* the faulting load's value is an index the skeleton needs:
-		 * recorded after the load, which the recorder displaced into
-		 * its trampoline, where it faults */
-		handle(SIGSEGV, on_segv, SA_NODEFER);
+	} else if (!strcmp(what, "segvload") || !strcmp(what, "crashload")) {
+		/* the faulting load's value is an address the skeleton
+		 * needs: recorded after the load, which the recorder displaced
+		 * into its trampoline, where it faults (crashload: the
+		 * program dies of it) */
+		if (!strcmp(what, "segvload"))
+			handle(SIGSEGV, on_segv, SA_NODEFER);
 		double *volatile *bad = (double *volatile *)(uintptr_t)(argc > 2 ? 0 : 16);
 		for (int k = 0; k < 3; k++)
 			if (!sigsetjmp(env, 1)) {

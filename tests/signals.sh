@@ -21,7 +21,8 @@
 # segv, segvload: a SIGSEGV handler that siglongjmps out, the faulting
 # store in place, or the faulting load displaced into a trampoline (its
 # value is recorded): the recorder maps the trampoline's pc back to the
-# load's.
+# load's, in HANDLER and in CRASH (crashload: no handler, the program
+# dies at the load; before, the replay went on past it).
 # scanfault, scanfix: scan's loop (an exit-value loop at -O2) runs into
 # a page it cannot read; the SIGSEGV handler siglongjmps out (the loop
 # replays to the faulting access, the handler there), or opens the page
@@ -70,6 +71,12 @@ for o in O0 O2; do
 			bad "-$o $c: $(tail -6 "$tmp/check.err")"
 		fi
 	done
+	# crashload dies of its fault: the replay stops at the load
+	if ./skel check "$b.c" -- "$b" crashload >"$tmp/check.out" 2>"$tmp/check.err"; then
+		echo "signals -$o crashload: $(grep '^check:' "$tmp/check.err")"
+	else
+		bad "-$o crashload: $(tail -6 "$tmp/check.err")"
+	fi
 	# Online: skel run replays each handler as its events come; its
 	# trace is the offline replay's of the very values it read
 	# (--keep-values: a timer's signals come elsewhere in each run).
