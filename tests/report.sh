@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 	return fclose(f) != 0;
 }
 EOF
-${CC:-gcc} -I. -o "$tmp/notime" "$tmp/notime.c" replay/vtrace.c && "$tmp/notime" "$dir/app.vals" "$tmp/old.vals" ||
+${CC:-gcc} -I. -o "$tmp/notime" "$tmp/notime.c" replay/vtrace.c -lzstd && "$tmp/notime" "$dir/app.vals" "$tmp/old.vals" ||
 	bad "cannot strip the TIME chunks"
 ./skel report "$tmp/ro.c" "$tmp/old.vals" --binary "$app" --csv "$tmp/old" >"$tmp/rep3" 2>"$tmp/err" ||
 	bad "skel report of a file without TIME chunks: $(cat "$tmp/err")"
