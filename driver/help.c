@@ -137,18 +137,22 @@ static const help tracing[] = {
 "                                object's addresses, colour: accesses) with a legend\n",
 "  skel report app_skel.c app.vals --csv report/ --plot app.png\n" },
 { "run",
-"  skel run SKEL.c [-o TRACE] [--format F] [--stats] -- APP [ARGS...]\n"
+"  skel run SKEL.c [-o TRACE] [--format F] [--stats] [--keep-values VALUES]\n"
+"               -- APP [ARGS...]\n"
 "                                online: run APP under the recorder and replay in\n"
 "                                parallel (same trace as record + replay); APP's\n"
 "                                stdin/stdout/stderr pass through; exits with APP's\n"
 "                                status (128+N when killed by signal N).  Traces\n"
 "                                APP's first process only: the processes it forks\n"
 "                                and the images it execs are named, not traced\n"
-"                                (record them with skel record)\n"
+"                                (record them with skel record).\n"
+"                                --keep-values VALUES: the value stream replayed is\n"
+"                                also kept in VALUES (skel replay reads it again)\n"
 REPLAY_OPTS_NOTE,
 "  skel run app_skel.c --format count -- ./app 100\n" },
 { "trace",
-"  skel trace [-o TRACE] [--format F] [--stats] [--whole-process] -- APP [ARGS...]\n"
+"  skel trace [-o TRACE] [--format F] [--stats] [--whole-process]\n"
+"             [--keep-values VALUES] -- APP [ARGS...]\n"
 "                                gen + run in one step; the skeleton is cached by\n"
 "                                APP's identity in $XDG_CACHE_HOME/skel (~/.cache/skel)\n"
 REPLAY_OPTS_NOTE,

@@ -36,6 +36,9 @@ static sim_opts simo = SIM_OPTS_INIT;
 /* --roi, --symbolize of skel run and skel trace */
 static roi_opts roio;
 
+/* --keep-values FILE: the stream the replayer read, kept (replayer --tee) */
+static const char *keep_values;
+
 static int online_run(const char *skel, const char *out, const char *format, bool stats,
 		      const char *app_path, char **app)
 {
@@ -81,12 +84,16 @@ static int online_run(const char *skel, const char *out, const char *format, boo
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, 0);
-		char *av[10 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, "--fd", "3", "-o",
+		char *av[12 + SIM_OPTS_MAXARGS + ROI_OPTS_MAXARGS] = { bin, "--fd", "3", "-o",
 			(char *)out, "--format", (char *)format, "--quiet" };
 		size_t n = 8;
 		char exe[PATH_MAX];
 		if (stats)
 			av[n++] = "--stats";
+		if (keep_values) {
+			av[n++] = "--tee";
+			av[n++] = (char *)keep_values;
+		}
 		n += sim_opts_argv(&simo, format, raw[0] ? raw : NULL, av + n);
 		n += roi_opts_argv(&roio, skel, app_path, av + n, exe);
 		av[n] = NULL;
@@ -152,6 +159,8 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			*format = argv[++i];
 		else if (!strcmp(argv[i], "--stats"))
 			*stats = true;
+		else if (!strcmp(argv[i], "--keep-values") && i + 1 < argc)
+			keep_values = argv[++i];
 		else if (whole && !strcmp(argv[i], "--whole-process"))
 			*whole = true;
 		else if ((r = sim_opts_arg(argc, argv, &i, &simo)) != 0 ||
@@ -181,6 +190,7 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	if (!skel || !app)
 		return skel_usage_error("run: usage: skel run SKEL.c [-o TRACE] [--format F] [--stats] "
+				   "[--keep-values VALUES] "
 				   "-- APP [ARGS...]");
 	char app_path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0)
@@ -253,6 +263,7 @@ int cmd_trace(int argc, char **argv)
 		return 2;
 	if (!app)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
+				   "[--keep-values VALUES] "
 				   "[--whole-process] -- APP [ARGS...]");
 	char app_path[PATH_MAX], path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path) ||

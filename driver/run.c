@@ -983,13 +983,17 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
 			VEC(char *) av = {0};
 			/* the recorder's guard-page flush and int3 sites read registers from the
-			 * fault's context: valgrind must keep them all exact */
+			 * fault's context: valgrind must keep them all exact.  Without
+			 * chasing: a block that went on through a trampoline's jump back
+			 * gave a fault after it the jump's rip (the program's handler
+			 * was unplaced), and lackey lost the block's accesses before
+			 * the fault (tests/signals.c segv) */
 			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn",
-					"--trace-children=yes", logopt };
+					"--vex-guest-chase=no", "--trace-children=yes", logopt };
 			/* the file found; valgrind gives its client that path
 			 * as argv[0] (it has no way to pass another) */
-			for (size_t i = 0; i < 6; i++)
+			for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
 				vec_push(av, pre[i]);
 			vec_push(av, (char *)app_path);
 			for (char **a = app_argv + 1; *a; a++)

@@ -260,6 +260,42 @@ const rec_object *rec_object_at(uint64_t pc)
 	return NULL;
 }
 
+static const vt_map_entry *rec_map_find(const rec_object *o, uint64_t pc)
+{
+	size_t lo = 0, hi = o->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const vt_map_entry *m = &o->map[mid];
+		if (pc < m->tramp)
+			hi = mid;
+		else if (pc - m->tramp >= m->len)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+uint64_t rec_program_pc(uint64_t pc, uint32_t *object)
+{
+	*object = 0;
+	uint32_t n = atomic_load_explicit(&R.nobj, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		const rec_object *o = &R.obj[i];
+		if (pc >= o->img.lo && pc < o->img.hi) {
+			*object = o->index;
+			return pc - o->img.bias;
+		}
+		const vt_map_entry *m = pc >= o->code_lo && pc < o->code_hi
+					? rec_map_find(o, pc) : NULL;
+		if (m) {
+			*object = VT_MAP_OBJECT(m->kind);
+			return m->pc;
+		}
+	}
+	return 0;
+}
+
 static int rec_in_text(const rec_image *img, uint64_t lo, uint64_t hi)
 {
 	for (int i = 0; i < img->nx; i++)
@@ -618,12 +654,30 @@ static void rec_objects_write(const rec_scan *s, const int *isnew,
 	free(v);
 }
 
-static void rec_maps_write(rec_pending *pd, uint32_t n)
+/* o's map of the program's instructions: pd's entries less the probes'
+ * code, in place.  Trampolines are written in address order; a map that
+ * is not stays unused (faults there stay unplaced, loud). */
+static void rec_map_keep(rec_object *o, rec_pending *pd)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < pd->nmap; i++)
+		if (VT_MAP_KIND(pd->map[i].kind) != VT_MAP_PROBE)
+			pd->map[m++] = pd->map[i];
+	for (size_t i = 1; i < m; i++)
+		if (pd->map[i].tramp < pd->map[i - 1].tramp + pd->map[i - 1].len)
+			m = 0;
+	o->map = pd->map;
+	o->nmap = m;
+}
+
+/* The maps go to the value file (the oracle's comparison), and stay
+ * with their objects (rec_program_pc). */
+static void rec_maps_write(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,
 			  pd[i].nmap * sizeof *pd[i].map);
-		free(pd[i].map);
+		rec_map_keep(&o[i], &pd[i]);
 		pd[i].map = NULL;
 	}
 }
@@ -664,7 +718,7 @@ void rec_late_objects(void)
 		rec_int3_list i3 = { 0 };
 		for (uint32_t k = 0; k < n; k++)
 			rec_object_prepare(&R.obj[first + k], &pd[k], &i3, 0);
-		rec_maps_write(pd, n);
+		rec_maps_write(&R.obj[first], pd, n);
 		rec_objects_write(&now, isnew, 0, VT_OBJ_LATE);
 		rec_int3_publish(&i3);
 		free(i3.v);
@@ -834,7 +888,7 @@ __attribute__((constructor)) static void rec_init(void)
 							  rec_on_thread_exit))
 		rec_die("out of memory");
 	rec_header_write(&R.set.obj[0]);
-	rec_maps_write(pd, n);
+	rec_maps_write(R.obj, pd, n);
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
 	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0, 0);
 	pthread_setspecific(R.key, main_t);

@@ -119,6 +119,11 @@ typedef struct rec_object {
 	uint32_t index;		/* its section: the object number in entry
 				   words, map kinds, CRASH, SIGNAL, START */
 	uint64_t code_lo, code_hi;	/* its trampolines */
+	/* the pieces of its trampolines that are the program's own
+	 * instructions (not VT_MAP_PROBE), by address: where a fault in
+	 * them was (rec_program_pc) */
+	const vt_map_entry *map;
+	size_t nmap;
 } rec_object;
 
 /* The int3 sites of every covered object, sorted by pc; replaced as a
@@ -209,6 +214,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void rec_die(const char *fmt, ..
 
 /* The covered object holding runtime address pc, or NULL. */
 const rec_object *rec_object_at(uint64_t pc);
+/* The link-time pc (and object) of the program's instruction at runtime
+ * pc: in a covered object, or displaced into its trampolines; else 0. */
+uint64_t rec_program_pc(uint64_t pc, uint32_t *object);
 /* Section 0's object: the executable. */
 #define REC_EXE (&R.obj[0])
 /* Newly mapped objects (dlopen): those a section covers are patched, and

@@ -77,6 +77,20 @@ static uint64_t rec_link_pc(uint64_t rip, uint32_t *object)
 	return o ? rip - o->img.bias : 0;
 }
 
+/* Where a fault was: the instruction at rip, which may be one the
+ * recorder displaced into a trampoline (a probe's, or its neighbour),
+ * faulting there as it would have in place. */
+static int rec_fault(int sig, const siginfo_t *si)
+{
+	return si && si->si_code > 0 &&
+	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
+
+static uint64_t rec_fault_pc(int sig, const siginfo_t *si, uint64_t rip, uint32_t *object)
+{
+	return rec_fault(sig, si) ? rec_program_pc(rip, object) : rec_link_pc(rip, object);
+}
+
 /* A fatal signal in this thread: flush its words and say where it died,
  * so that a replay stops at the faulting instruction. */
 static void rec_note_crash(int sig, const siginfo_t *si, void *ucv)
@@ -87,7 +101,7 @@ static void rec_note_crash(int sig, const siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	vt_crash c = { .signal = (uint32_t)sig };
-	c.pc = rec_link_pc(rip, &c.object);
+	c.pc = rec_fault_pc(sig, si, rip, &c.object);
 	if (si && (sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0) {
 		c.addr = (uint64_t)si->si_addr;	/* a fault, not a kill() */
 		c.has_addr = 1;
@@ -284,13 +298,12 @@ static int rec_sync(int sig, const siginfo_t *si)
 /* Where a handler that runs now runs, for the replay. */
 static void rec_place(vt_handler *e, int sig, const siginfo_t *si, uint64_t rip)
 {
-	if (rec_in_code(rip)) {
-		e->flags = VT_HANDLER_UNPLACED;
+	e->pc = rec_fault_pc(sig, si, rip, &e->object);
+	if (!e->pc) {
+		if (rec_in_code(rip))
+			e->flags = VT_HANDLER_UNPLACED;
 		return;
 	}
-	e->pc = rec_link_pc(rip, &e->object);
-	if (!e->pc)
-		return;
 	e->flags = VT_HANDLER_AT_PC;
 	if ((sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0) {
 		e->flags |= VT_HANDLER_ADDR;

@@ -352,6 +352,7 @@ typedef struct seg {
 	void *owned;            /* freed with the segment, or NULL */
 	const struct vt_run *run;	/* offline: its packed words (w is
 					   then the stream's `unpacked`) */
+	vt_handler *hand;	/* online: a HANDLER event, no words */
 } seg;
 
 /* One thread's stream, its skeleton and its output. */
@@ -361,6 +362,7 @@ typedef struct stream {
 	vt_thread_start start;
 	/* queue, under `mu` (online) */
 	seg *qh, *qt;           /* words received, not yet taken */
+	size_t qwords;          /* online: the VALUES segments among them */
 	bool finished;          /* no more words will come */
 	bool crashed;
 	bool dead;              /* replay over: later words are dropped */
@@ -369,10 +371,29 @@ typedef struct stream {
 	vt_order order;         /* its chunks so far (vt_order_check) */
 	bool signalled;         /* a program's handler ran: replay ends there */
 	vt_signal sig;
-	/* its HANDLER events (offline): the handlers replayed in place, the
-	 * next one not passed */
+	/* its HANDLER events: the handlers replayed in place, the next one
+	 * not passed (online: learnt as the words come, owned by the
+	 * skeleton's thread) */
 	const vt_handler *hd;
 	size_t nhd, hdnext;
+	vt_handler *hdown;      /* online: hd, grown by refill */
+	size_t hdcap;
+	/* handlers held to an exit-value loop's exit, run where its
+	 * skeleton reads the exit word (its entry): their accesses wait
+	 * here until the loop's are made (trip_handlers) */
+	struct held_access *held;
+	size_t nheld, capheld;
+	bool capturing;         /* sink_put stores into held */
+	bool armed;             /* held waits for the loop's end */
+	bool fault;             /* or for the access that faulted: */
+	uint64_t fault_pc, fault_addr;	/* (runtime pc) */
+	size_t held_hd;         /* hd index of the (first) held handler */
+	bool loop_seen;         /* an access of the loop since */
+	const uint64_t *loop_pcs;	/* the loop's access pcs (link-time) */
+	unsigned nloop_pcs;
+	uint64_t loop_bias;
+	size_t trip_fault;      /* 1 + hd index of a fault's handler in an
+				   exit-value loop run to it, or 0 */
 	uint32_t forks;
 	vt_fork fork;
 	/* --pid: the first `quiet` words are the parent's before the fork,
@@ -761,8 +782,19 @@ static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 		scope_add(s, pc - s->t.bias, kind, size, addr);
 }
 
+struct held_access {
+	uint64_t pc, addr;
+	unsigned size;
+	int kind, mark;
+};
+
 static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
+	if (s->capturing) {
+		s->held = sym_grow(s->held, &s->capheld, s->nheld + 1, sizeof *s->held);
+		s->held[s->nheld++] = (struct held_access){ pc, addr, size, kind, s->t.mark };
+		return;
+	}
 	if (s->n > BUFSZ - 128 - SYM_NAME_MAX)
 		sink_flush(s);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
@@ -848,9 +880,13 @@ void sk_batch_full(sk_thread *t)
 	report_flush(t->sink);
 }
 
+static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr);
+
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
+	if (s->armed)
+		held_access(s, pc, size, addr);
 	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
 		sk_batch_add(t, kind, size, addr);
 		return;
@@ -933,6 +969,7 @@ static void seg_free(seg *g)
 {
 	if (!g)
 		return;
+	free(g->hand);
 	if (g->owned) {
 		pthread_mutex_lock(&mu);
 		pending -= g->n * 8;
@@ -984,20 +1021,63 @@ static void fork_passed(stream *s)
 		s->t.count[k] = s->t.bytes[k] = 0;
 }
 
+/* Online, a thread's words are taken one VALUES chunk behind the
+ * reader.  Its HANDLER events lie between its VALUES chunks (the
+ * recorder writes its buffer out before each), and the skeleton must
+ * know those that follow the words it has before it runs past their end:
+ * a handler may be due before the very next access (AT_PC), or the
+ * handler being replayed may return there.  Once the next VALUES chunk
+ * (or the stream's end) is here, every event up to it is.  Offline the
+ * stream is whole from the start (finished). */
+static bool words_ready(const stream *s)
+{
+	return s->finished || s->qwords >= 2;
+}
+
+static seg *queue_pop(stream *s)
+{
+	seg *g = s->qh;
+	s->qh = g->next;
+	if (!s->qh)
+		s->qt = NULL;
+	return g;
+}
+
+static uint64_t crash_pc_in(const stream *s, const sk_module *m);
+
+/* Under mu: the HANDLER events at the queue's head join the thread's
+ * list (a pc the skeleton must stop at may come with them). */
+static void handlers_take(stream *s)
+{
+	bool any = false;
+	while (s->qh && s->qh->hand) {
+		seg *g = queue_pop(s);
+		s->hdown = sym_grow(s->hdown, &s->hdcap, s->nhd + 1, sizeof *s->hdown);
+		s->hdown[s->nhd++] = *g->hand;
+		free(g->hand);
+		free(g);
+		any = true;
+	}
+	if (any) {
+		s->hd = s->hdown;
+		s->t.crash_pc = crash_pc_in(s, s->t.mod);
+	}
+}
+
 /* Points t->w/t->end at the next words: 1, or 0 when there are none and
  * never will be. */
 static int refill(stream *s)
 {
 	pthread_mutex_lock(&mu);
-	if (!s->qh && !s->finished)
+	if (!words_ready(s))
 		replay_waits++;
-	while (!s->qh && !s->finished)
+	while (!words_ready(s))
 		pthread_cond_wait(&more, &mu);
-	seg *g = s->qh;
-	if (g) {
-		s->qh = g->next;
-		if (!s->qh)
-			s->qt = NULL;
+	handlers_take(s);
+	seg *g = s->qh ? queue_pop(s) : NULL;
+	if (g && online) {
+		s->qwords--;
+		handlers_take(s);
 	}
 	pthread_mutex_unlock(&mu);
 	if (!g)
@@ -1044,7 +1124,6 @@ static void stamps_pass(stream *s, uint64_t pos)
 }
 
 static const vt_handler *handler_next(stream *s);
-static uint64_t crash_pc_in(const stream *s, const sk_module *m);
 
 static void heap_catch_up(stream *s)
 {
@@ -1118,11 +1197,6 @@ static const vt_handler *handler_next(stream *s)
 	return s->hdnext < s->nhd ? &s->hd[s->hdnext] : NULL;
 }
 
-static vt_signal handler_as_signal(const vt_handler *h)
-{
-	return (vt_signal){ h->word, h->pc, h->signal, h->object };
-}
-
 /* Whether the skeleton holds no word it peeked at and has not taken:
  * the handler's words would be behind it. */
 static bool reader_clear(const sk_thread *t)
@@ -1154,6 +1228,8 @@ static uint64_t handler_end(const stream *s, size_t i)
 }
 
 
+/* Online, the handler's return is learnt with the words before it
+ * (refill): its end is looked for again as the words come. */
 static void handler_run(stream *s)
 {
 	sk_thread *t = &s->t;
@@ -1161,8 +1237,8 @@ static void handler_run(stream *s)
 	if (!reader_clear(t))
 		handler_lost(s, h, "the skeleton holds values of the interrupted code not read "
 			     "yet there (desynchronised)");
-	uint64_t end = handler_end(s, s->hdnext);
-	s->hdnext++;
+	size_t i = s->hdnext++;
+	uint64_t end;
 	t->crash_pc = crash_pc_in(s, t->mod);
 	heap_catch_up(s);
 	uint64_t lastsp = t->lastsp;
@@ -1171,10 +1247,15 @@ static void handler_run(stream *s)
 	memset(t->dslot, 0, sizeof dslot);
 	t->lastsp = 0;
 	t->depth++;
-	while (words_read(s) < end)
+	while ((end = handler_end(s, i)) == UINT64_MAX || words_read(s) < end)
 		sk_dispatch(t, sk_ctl(t));
 	if (words_read(s) != end || !reader_clear(t))
-		handler_lost(s, h, "its skeleton read past the handler's words (desynchronised)");
+		handler_lost(s, &s->hd[i], "its skeleton read past the handler's words "
+			     "(desynchronised)");
+	if (s->trip_fault == i + 1)
+		handler_lost(s, &s->hd[i], "it returned into a loop whose exit value the "
+			     "skeleton reads at the loop's entry (an exit-value loop), run "
+			     "to the fault: where it leaves is not known");
 	t->depth--;
 	t->lastsp = lastsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
@@ -1217,10 +1298,15 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 	sk_crashed(t, addr, size);
 }
 
+static void held_word(stream *s);
+static void held_clamp(stream *s);
+
 /* Until t->w has a word: events passed, segments taken. */
 static void words_wait(stream *s)
 {
 	sk_thread *t = &s->t;
+	if (s->armed)
+		held_word(s);
 	while (t->w == t->end) {
 		if (handler_due(s)) {
 			handler_at_word(s);
@@ -1235,6 +1321,7 @@ static void words_wait(stream *s)
 		if (has_stops(s))
 			heap_catch_up(s);
 	}
+	held_clamp(s);
 }
 
 uint64_t sk_end_of_stream(sk_thread *t)
@@ -1267,24 +1354,173 @@ void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
  * skeleton reads at the loop's entry: the signal came in the loop (it
  * ran at the exit, held there, or in one of its iterations), after
  * accesses of the loop the skeleton has not made yet. */
-static void trip_handler_check(stream *s)
+static void trip_handler_check(stream *s, const char *why)
 {
 	if (handler_due(s))
-		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
-			     "skeleton reads at the loop's entry, before the loop's accesses "
-			     "(an exit-value loop)");
+		handler_lost(s, handler_next(s), why);
 }
 
-/* As words_wait, but a stream that is over returns: whether the thread
- * died at one of pcs. */
-int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+static const char trip_why[] = "it came in a loop whose exit value the skeleton reads at "
+	"the loop's entry, before the loop's accesses (an exit-value loop)";
+
+static bool held_due(stream *s)
 {
-	stream *s = t->sink;
-	trip_handler_check(s);
-	if (t->crash_pc == UINT64_MAX)
+	return handler_due(s) && (handler_next(s)->flags & VT_HANDLER_DEFERRED);
+}
+
+/* Under mu: whether the thread's queued events close `depth` handlers. */
+static bool queue_returns(const stream *s, long depth)
+{
+	for (const seg *g = s->qh; g && depth > 0; g = g->next)
+		if (g->hand)
+			depth += g->hand->flags & VT_HANDLER_RETURN ? -1 : 1;
+	return depth == 0;
+}
+
+/* Whether the handler at hd[i] returned.  Online, its return may not be
+ * here yet: the recorder writes it right after the handler's last words,
+ * so it is waited for while at most two more VALUES chunks come (a
+ * handler that leaves by longjmp never has one; one whose words fill
+ * more chunks is taken for such). */
+static bool handler_returns(stream *s, size_t i)
+{
+	if (handler_end(s, i) != UINT64_MAX)
+		return true;
+	if (!online)
+		return false;
+	long depth = 0;
+	for (size_t k = i; k < s->nhd; k++)
+		depth += s->hd[k].flags & VT_HANDLER_RETURN ? -1 : 1;
+	pthread_mutex_lock(&mu);
+	bool ret;
+	while (!(ret = queue_returns(s, depth)) && !s->finished && s->qwords < 3)
+		pthread_cond_wait(&more, &mu);
+	pthread_mutex_unlock(&mu);
+	return ret;
+}
+
+/* A fault at one of an exit-value loop's accesses, the next handler's:
+ * the loop will come to that access. */
+static bool trip_fault(stream *s, const uint64_t *pcs, unsigned n)
+{
+	const vt_handler *h = handler_next(s);
+	if (!(h->flags & VT_HANDLER_ADDR) || h->object != s->t.mod->index)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (pcs[i] == h->pc)
+			return true;
+	return false;
+}
+
+/* Handlers due where an exit-value loop's skeleton reads its exit word
+ * (its entry), its words coming before the exit word.
+ * One the recorder held (DEFERRED) ran at the loop's exit probe, the
+ * first instruction of the exit block: after every access of the loop,
+ * before the exit block's.  Its skeleton runs now and its accesses wait
+ * until the loop's are made (held_access, held_word).
+ * A fault's at one of the loop's accesses (pc, addr): if the handler
+ * returns, the access is made again, and the loop goes on to the exit
+ * its word says: the handler runs now, its accesses held until the loop
+ * comes to that access.  If it leaves by longjmp, the loop runs to the
+ * faulting access as for a thread that died there (1: sk_trip_dead) and
+ * the handler runs there (sk_crashed_at: t->crash_pc is its pc); online,
+ * a return not here yet is taken for a longjmp, and when it comes the
+ * replay stops (handler_run).
+ * A count needs no waiting.  Other handlers, and sinks whose events
+ * cannot wait (the report's batches, instruction fetches), stay loud. */
+static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
+{
+	sk_thread *t = &s->t;
+	if (!handler_due(s))
 		return 0;
+	bool fault = trip_fault(s, pcs, n);
+	if (fault && !handler_returns(s, s->hdnext)) {
+		s->trip_fault = s->hdnext + 1;
+		return 1;
+	}
+	if (!(fault || held_due(s)) || s->armed)
+		handler_lost(s, handler_next(s), trip_why);
+	if (t->batch || fetches)
+		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
+			     "skeleton reads at the loop's entry (an exit-value loop), and "
+			     "the report and instruction fetches (--fetches, --sim) cannot "
+			     "wait for the loop's accesses (a trace or a count can)");
+	s->held_hd = s->hdnext;
+	s->fault = fault;
+	s->fault_pc = handler_next(s)->pc + t->bias;
+	s->fault_addr = handler_next(s)->addr;
+	s->capturing = !t->count_only;
+	do
+		handler_run(s);
+	while (!fault && held_due(s));
+	s->capturing = false;
+	trip_handler_check(s, trip_why);
+	if (t->count_only)
+		return 0;
+	s->armed = true;
+	s->loop_seen = false;
+	s->loop_pcs = pcs;
+	s->nloop_pcs = n;
+	s->loop_bias = t->bias;
+	return 0;
+}
+
+/* The held handlers' accesses, in place. */
+static void held_flush(stream *s)
+{
+	int mark = s->t.mark;
+	s->armed = false;
+	for (size_t i = 0; i < s->nheld; i++) {
+		s->t.mark = s->held[i].mark;
+		sink_put(s, s->held[i].pc, s->held[i].kind, s->held[i].size, s->held[i].addr);
+	}
+	s->t.mark = mark;
+	s->nheld = 0;
+}
+
+/* An access while held: the loop's, or the first after it; or the
+ * faulting access, made again. */
+static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr)
+{
+	if (s->fault) {
+		if (pc == s->fault_pc && s->fault_addr >= addr && s->fault_addr - addr < size)
+			held_flush(s);
+		s->loop_seen = true;
+		return;
+	}
+	for (unsigned i = 0; i < s->nloop_pcs; i++)
+		if (s->loop_pcs[i] + s->loop_bias == pc) {
+			s->loop_seen = true;
+			return;
+		}
+	held_flush(s);
+}
+
+/* A word read while held: the loop's exit words (read at its entry,
+ * before any of its accesses), or one after the loop. */
+static void held_word(stream *s)
+{
+	if (s->fault && s->loop_seen)
+		handler_lost(s, &s->hd[s->held_hd], "the skeleton's loop left before the "
+			     "access that faulted (desynchronised)");
+	if (s->loop_seen || !s->nloop_pcs)
+		held_flush(s);
+}
+
+/* While held, each word read comes through words_wait (held_word). */
+static void held_clamp(stream *s)
+{
+	sk_thread *t = &s->t;
+	if (s->armed && t->w < t->end)
+		t->end = t->w + 1;
+}
+
+/* Whether the thread's stream is over and it died at one of pcs. */
+static int trip_dead(stream *s, const uint64_t *pcs, unsigned n)
+{
+	sk_thread *t = &s->t;
 	while (t->w == t->end) {
-		trip_handler_check(s);
+		trip_handler_check(s, trip_why);
 		if (soft_end(s)) {
 			heap_catch_up(s);
 			continue;
@@ -1299,6 +1535,17 @@ int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 			heap_catch_up(s);
 	}
 	return 0;
+}
+
+/* As words_wait, but a stream that is over returns: whether the thread
+ * died at one of pcs. */
+int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
+{
+	stream *s = t->sink;
+	int dead = trip_handlers(s, pcs, n) ||
+		   (t->crash_pc != UINT64_MAX && trip_dead(s, pcs, n));
+	held_clamp(s);
+	return dead;
 }
 
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
@@ -1560,6 +1807,9 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 #define SK_LOAD(f) t->f = r->f;
 	SK_RESUME_STATE(SK_LOAD)
 #undef SK_LOAD
+	/* the handlers passed since the setjmp (the one it leaves, if a
+	 * handler longjmps) are passed still */
+	t->crash_pc = crash_pc_in(t->sink, t->mod);
 	/* the unwind skips the frames' region ends: the report hears of
 	 * it here (regions turned on again this way, rarely, are counted
 	 * as the markers' when those are on, else as the first --roi's) */
@@ -1598,6 +1848,8 @@ static void *replay_stream(void *arg)
 		for (;;)
 			sk_dispatch(t, sk_ctl(t));
 	s->how = r;
+	if (r == 1 && s->armed)	/* the stream ended after the loop */
+		held_flush(s);
 	if (reporting) {	/* the last stamps: the end of the stream */
 		pthread_mutex_lock(&mu);
 		stamps_pass(s, UINT64_MAX);
@@ -1713,6 +1965,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 
 static void stream_free(stream *s)
 {
+	free(s->hdown);
+	free(s->held);
 	free(s->hev);
 	free(s->tev);
 	free(s->t.batch);
@@ -2362,6 +2616,19 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 
 static int in_fd;
 static uint64_t in_off;
+/* --tee FILE (skel run --keep-values): the stream as it came, a value
+ * file skel replay reads */
+static const char *tee_path;
+static FILE *tee_f;
+
+static void tee(const void *p, size_t n)
+{
+	if (tee_f && n && fwrite(p, 1, n, tee_f) != n) {
+		fprintf(stderr, "skel: %s: write error; the value stream is not kept\n", tee_path);
+		fclose(tee_f);
+		tee_f = NULL;
+	}
+}
 
 /* Reads n bytes; returns how many arrived before the end of the input. */
 static size_t read_full(void *p, size_t n)
@@ -2376,6 +2643,7 @@ static size_t read_full(void *p, size_t n)
 		got += (size_t)r;
 	}
 	in_off += got;
+	tee(p, got);
 	return got;
 }
 
@@ -2388,6 +2656,7 @@ static void drain(void)
 		ssize_t r = read(in_fd, buf, sizeof buf);
 		if (r == 0 || (r < 0 && errno != EINTR))
 			break;
+		tee(buf, r > 0 ? (size_t)r : 0);
 	}
 }
 
@@ -2448,6 +2717,29 @@ static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out
 	sink_begin(s);
 	start_job(s);
 	return s;
+}
+
+/* Under mu. */
+static void queue_push(stream *s, seg *g)
+{
+	if (s->qt)
+		s->qt->next = g;
+	else
+		s->qh = g;
+	s->qt = g;
+}
+
+/* A HANDLER event in its place among the thread's words (refill takes
+ * it); the payload p becomes the queue's. */
+static void handler_queue(stream *s, void *p)
+{
+	seg *g = calloc(1, sizeof *g);
+	if (!g) {
+		fprintf(stderr, "skel: replay: out of memory\n");
+		exit(2);
+	}
+	g->hand = p;
+	queue_push(s, g);
 }
 
 static int replay_fd(FILE *out, bool quiet)
@@ -2566,16 +2858,16 @@ static int replay_fd(FILE *out, bool quiet)
 				s->start = *(vt_thread_start *)p;
 			if (c.type == VT_THREAD_END)
 				s->finished = true;
-			if ((c.type == VT_SIGNAL || (c.type == VT_HANDLER &&
-			     !(((vt_handler *)p)->flags & VT_HANDLER_RETURN))) && !s->signalled) {
-				/* the words after it are the handler's: the
-				 * thread's replay ends here */
+			if (c.type == VT_SIGNAL && !s->signalled) {
+				/* an older recorder's: the words after it are
+				 * the handler's, the thread's replay ends here */
 				s->signalled = true;
-				if (c.type == VT_SIGNAL)
-					memcpy(&s->sig, p, sizeof s->sig);
-				else
-					s->sig = handler_as_signal(p);
+				memcpy(&s->sig, p, sizeof s->sig);
 				s->finished = true;
+			}
+			if (c.type == VT_HANDLER && !s->dead && !s->finished) {
+				handler_queue(s, p);
+				p = NULL;
 			}
 			if (c.type == VT_FORK && !s->forks++)
 				memcpy(&s->fork, p, sizeof s->fork);
@@ -2624,19 +2916,19 @@ static int replay_fd(FILE *out, bool quiet)
 			free(g);
 			continue;
 		}
-		if (pending > PENDING_MAX && !s->dead)
-			reader_stalls++;
-		while (pending > PENDING_MAX && !s->dead)
-			pthread_cond_wait(&space, &mu);
 		pending += g->n * 8;
 		if (pending > pending_peak)
 			pending_peak = pending;
-		if (s->qt)
-			s->qt->next = g;
-		else
-			s->qh = g;
-		s->qt = g;
+		queue_push(s, g);
+		s->qwords++;
 		pthread_cond_broadcast(&more);
+		/* the thread's last segment waits for the next (words_ready):
+		 * the reader waits only for a thread whose replay can go on,
+		 * or the last segments of many threads would hold it for ever */
+		if (pending > PENDING_MAX && s->qwords >= 2)
+			reader_stalls++;
+		while (pending > PENDING_MAX && s->qwords >= 2 && !s->dead)
+			pthread_cond_wait(&space, &mu);
 		pthread_mutex_unlock(&mu);
 	}
 	if (err[0])
@@ -2694,8 +2986,7 @@ static int replay_fd(FILE *out, bool quiet)
 				what, s->thread, s->crash.signal, s->crash.pc);
 		if (s->signalled)
 			rc = report_signal(what, s->thread, &s->sig,
-					   "skel run does not replay handlers (skel record, then "
-					   "skel replay or skel check, does)");
+					   "the recorder did not place handlers in the stream");
 		if (s->forks)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}
@@ -2772,7 +3063,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--fd") && i + 1 < argc) {
 			online = true;
 			in_fd = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--quiet"))
+		} else if (!strcmp(argv[i], "--tee") && i + 1 < argc)
+			tee_path = argv[++i];
+		else if (!strcmp(argv[i], "--quiet"))
 			quiet = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
@@ -2812,7 +3105,7 @@ int main(int argc, char **argv)
 		if (!strcmp(fmt, fmt_names[k]))
 			f = k;
 	if ((!values && !online) || f < 0) {
-		fprintf(stderr, "usage: replayer VALUES|--fd N [-o TRACE] "
+		fprintf(stderr, "usage: replayer VALUES|--fd N [--tee FILE] [-o TRACE] "
 			"[--format text|bin|lackey|din|csv|count] [--stats] [--quiet] [--fetches] "
 			"[--sim cache|reuse [--sim-out FILE] [--I1=S,A,L] [--D1=S,A,L] [--LL=S,A,L] "
 			"[--l1-per-thread]] [--symbolize [--exe APP]] [--roi FUNC]... [--roi-markers] "
@@ -2873,7 +3166,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "skel: replay: note: the instruction fetches of %u loops without "
 			"data accesses are not in this trace: they are not replayed (skel gen "
 			"--no-slice keeps them)\n", sk_nsliced);
+	if (online && tee_path && !(tee_f = fopen(tee_path, "w"))) {
+		fprintf(stderr, "skel: %s: %s\n", tee_path, strerror(errno));
+		drain();
+		return 2;
+	}
 	int rc = online ? replay_fd(out, quiet) : replay_file(values, out, quiet);
+	if (tee_f && fclose(tee_f) != 0) {
+		fprintf(stderr, "skel: %s: write error\n", tee_path);
+		rc = rc ? rc : 2;
+	}
 	report_uncovered(online ? "run" : values);
 	if (simu) {
 		sim_report(simu, out, fetches);

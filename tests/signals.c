@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -55,6 +56,14 @@ static void on_segv(int sig)
 {
 	mark(sig);
 	siglongjmp(env, 1);
+}
+
+static char *guard;	/* scanfix: the page its handler opens */
+
+static void on_segv_open(int sig)
+{
+	mark(sig);
+	mprotect(guard, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE);
 }
 
 static void handle(int sig, void (*h)(int), int flags)
@@ -170,6 +179,48 @@ int main(int argc, char **argv)
 				a[k][1] = -1;
 			}
 		printf("segv: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
+	} else if (!strcmp(what, "scanfault")) {
+		/* a scan (an exit-value loop at -O2) that runs into a page it
+		 * cannot read: the handler jumps back out of the loop */
+		handle(SIGSEGV, on_segv, SA_NODEFER);
+		long pg = sysconf(_SC_PAGESIZE);
+		char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED || mprotect(m + pg, pg, PROT_NONE))
+			return 2;
+		memset(m, 'x', pg);
+		volatile long n = 0;
+		for (int k = 0; k < 3; k++)
+			if (!sigsetjmp(env, 1))
+				n += scan(m + pg - 100 * (k + 1));	/* faults */
+		printf("scanfault: %ld marks, %ld\n", summary(), (long)n);
+	} else if (!strcmp(what, "scanfix")) {
+		/* the same scan, whose handler opens the page and returns:
+		 * the load runs again and finds its zeros */
+		handle(SIGSEGV, on_segv_open, 0);
+		long pg = sysconf(_SC_PAGESIZE);
+		char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		guard = m + pg;
+		if (m == MAP_FAILED || mprotect(guard, pg, PROT_NONE))
+			return 2;
+		memset(m, 'x', pg);
+		printf("scanfix: %ld\n", scan(guard - 100));
+	} else if (!strcmp(what, "segvload") || !strcmp(what, "crashload")) {
+		/* the faulting load's value is an address the skeleton
+		 * needs: recorded after the load, which the recorder displaced
+		 * into its trampoline, where it faults (crashload: the
+		 * program dies of it) */
+		if (!strcmp(what, "segvload"))
+			handle(SIGSEGV, on_segv, SA_NODEFER);
+		double *volatile *bad = (double *volatile *)(uintptr_t)(argc > 2 ? 0 : 16);
+		for (int k = 0; k < 3; k++)
+			if (!sigsetjmp(env, 1)) {
+				a[k][0] = k;
+				double *p = *bad;	/* faults: the handler jumps back */
+				*p = -1;
+			}
+		printf("segvload: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
 	} else if (!strcmp(what, "altstack")) {
 		stack_t st = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
 		sigaltstack(&st, NULL);
