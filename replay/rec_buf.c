@@ -248,8 +248,10 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 		size_t n = sizeof h + nc + h.data;
 		while (n % 8)
 			head[n++] = 0;
-		if (!z || rec_values_z(t, z, first, used, head, n))
+		if (!z || rec_values_z(t, z, first, used, head, n)) {
 			rec_chunk(VT_VALUES, t->index, head, n);
+			z = NULL;	/* failed: raw from here on */
+		}
 		w += used;
 		first += used;
 		nwords -= used;

@@ -499,10 +499,10 @@ static void vt_unz_free(struct vt_unz *z)
 	free(z);
 }
 
-/* The ZVALUES payload p (nbytes, its head checked by vt_order_check)
+/* The ZVALUES payload p (its head checked by vt_order_check)
  * decompressed into z->raw: its VALUES payload's size, or 0 when it does
  * not decompress to exactly that many bytes. */
-static size_t vt_unz_one(struct vt_unz *z, const uint8_t *p, size_t nbytes)
+static size_t vt_unz_one(struct vt_unz *z, const uint8_t *p)
 {
 	vt_zvalues h;
 	memcpy(&h, p, sizeof h);
@@ -520,7 +520,6 @@ static size_t vt_unz_one(struct vt_unz *z, const uint8_t *p, size_t nbytes)
 		if (ZSTD_isError(r) || (out.pos == out.size && in.pos < in.size))
 			return 0;
 	}
-	(void)nbytes;
 	return out.pos == h.raw ? h.raw : 0;
 }
 
@@ -529,7 +528,7 @@ const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t n,
 {
 	if (!*z && !(*z = vt_unz_new()))
 		return NULL;
-	*nraw = vt_unz_one(*z, p, n);
+	*nraw = vt_unz_one(*z, p);
 	return *nraw ? (*z)->raw : NULL;
 }
 
@@ -550,7 +549,7 @@ static const uint8_t *vt_unz_run(const struct vt_run *r, size_t *nraw)
 	}
 	for (; z->next <= r->i; z->next++) {
 		const struct vt_run *q = r - (r->i - z->next);
-		if (!(*nraw = vt_unz_one(z, q->p, q->nbytes))) {
+		if (!(*nraw = vt_unz_one(z, q->p))) {
 			ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
 			z->next = 0;
 			return NULL;
