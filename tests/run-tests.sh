@@ -12,7 +12,9 @@ for t in tests/*.sh; do
 	# fuzz-exact.sh is `make fuzz-exact`, not a test of make check
 	case "$t" in */run-tests.sh|*/fuzz-exact.sh) continue;; esac
 	echo "== $t"
+	t0=$(date +%s)
 	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
+	echo "== $t: $(($(date +%s) - t0)) s"
 done
 # the real-program corpus (tests/real/run.sh): Debian commands under skel check
 if [ -n "$SKEL_FULL" ]; then
