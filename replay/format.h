@@ -879,8 +879,7 @@ void vtrace_streams_free(vt_streams *s);
  * (*nraw bytes, valid until the next call), or NULL when it does not
  * decompress. */
 struct vt_unz;
-const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t n,
-			      size_t *nraw);
-void vt_unz_drop(struct vt_unz *z);
+const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t *nraw);
+void vt_unz_free(struct vt_unz *z);
 
 #endif

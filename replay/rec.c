@@ -276,16 +276,12 @@ static const vt_map_entry *rec_map_find(const rec_object *o, uint64_t pc)
 	return NULL;
 }
 
-uint64_t rec_program_pc(uint64_t pc, uint32_t *object)
+uint64_t rec_displaced_pc(uint64_t pc, uint32_t *object)
 {
 	*object = 0;
 	uint32_t n = atomic_load_explicit(&R.nobj, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
 		const rec_object *o = &R.obj[i];
-		if (pc >= o->img.lo && pc < o->img.hi) {
-			*object = o->index;
-			return pc - o->img.bias;
-		}
 		const vt_map_entry *m = pc >= o->code_lo && pc < o->code_hi
 					? rec_map_find(o, pc) : NULL;
 		if (m) {
@@ -671,7 +667,7 @@ static void rec_map_keep(rec_object *o, rec_pending *pd)
 }
 
 /* The maps go to the value file (the oracle's comparison), and stay
- * with their objects (rec_program_pc). */
+ * with their objects (rec_displaced_pc). */
 static void rec_maps_write(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {

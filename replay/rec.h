@@ -121,7 +121,7 @@ typedef struct rec_object {
 	uint64_t code_lo, code_hi;	/* its trampolines */
 	/* the pieces of its trampolines that are the program's own
 	 * instructions (not VT_MAP_PROBE), by address: where a fault in
-	 * them was (rec_program_pc) */
+	 * them was (rec_displaced_pc) */
 	const vt_map_entry *map;
 	size_t nmap;
 } rec_object;
@@ -214,9 +214,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void rec_die(const char *fmt, ..
 
 /* The covered object holding runtime address pc, or NULL. */
 const rec_object *rec_object_at(uint64_t pc);
-/* The link-time pc (and object) of the program's instruction at runtime
- * pc: in a covered object, or displaced into its trampolines; else 0. */
-uint64_t rec_program_pc(uint64_t pc, uint32_t *object);
+/* The link-time pc (and object) of the program's instruction that the
+ * recorder displaced into its trampolines at runtime pc; else 0. */
+uint64_t rec_displaced_pc(uint64_t pc, uint32_t *object);
 /* Section 0's object: the executable. */
 #define REC_EXE (&R.obj[0])
 /* Newly mapped objects (dlopen): those a section covers are patched, and

@@ -143,6 +143,22 @@ static size_t rec_z_room(void)
 	return sizeof(vt_zvalues) + rec_z_bound(REC_PACK_BYTES) + 8;
 }
 
+/* t's compressor unmapped (its thread ended, or it failed). */
+static void rec_z_drop(rec_thread *t)
+{
+	if (t->zmem && t->zmem != (uint8_t *)-1)
+		rec_munmap_raw(t->zmem, REC_Z_STACK + rec_z_room() + R.zsize);
+	t->zmem = NULL;
+	t->z = NULL;
+}
+
+/* t writes raw VALUES from now on. */
+static void rec_z_disable(rec_thread *t)
+{
+	rec_z_drop(t);
+	t->zmem = (uint8_t *)-1;
+}
+
 /* t's compressor, mapped and made at its first use; NULL when there is
  * none (raw VALUES): compression off, or no memory for it (said once). */
 static void *rec_z_of(rec_thread *t)
@@ -157,9 +173,7 @@ static void *rec_z_of(rec_thread *t)
 			if (!said++)
 				rec_say("no memory for the compressor of thread %u: its "
 					"VALUES are written uncompressed", t->index);
-			if (t->zmem)
-				rec_munmap_raw(t->zmem, REC_Z_STACK + rec_z_room() + R.zsize);
-			t->zmem = (uint8_t *)-1;
+			rec_z_disable(t);
 			return NULL;
 		}
 		t->zfresh = 0;
@@ -169,14 +183,6 @@ static void *rec_z_of(rec_thread *t)
 		t->zfresh = 0;
 	}
 	return t->z;
-}
-
-static void rec_z_drop(rec_thread *t)
-{
-	if (t->zmem && t->zmem != (uint8_t *)-1)
-		rec_munmap_raw(t->zmem, REC_Z_STACK + rec_z_room() + R.zsize);
-	t->zmem = NULL;
-	t->z = NULL;
 }
 
 typedef struct rec_z_job {
@@ -207,8 +213,7 @@ static int rec_values_z(rec_thread *t, void *z, uint64_t first, uint64_t words,
 	if (!zn) {
 		rec_say("thread %u: compression failed; its later VALUES are written "
 			"uncompressed", t->index);
-		rec_z_drop(t);
-		t->zmem = (uint8_t *)-1;
+		rec_z_disable(t);
 		return -1;
 	}
 	vt_zvalues h = { first, words, n, zn };

@@ -88,7 +88,8 @@ static int rec_fault(int sig, const siginfo_t *si)
 
 static uint64_t rec_fault_pc(int sig, const siginfo_t *si, uint64_t rip, uint32_t *object)
 {
-	return rec_fault(sig, si) ? rec_program_pc(rip, object) : rec_link_pc(rip, object);
+	uint64_t pc = rec_link_pc(rip, object);
+	return pc || !rec_fault(sig, si) ? pc : rec_displaced_pc(rip, object);
 }
 
 /* A fatal signal in this thread: flush its words and say where it died,

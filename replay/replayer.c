@@ -1975,7 +1975,7 @@ static void stream_free(stream *s)
 	free(s->pages.a);
 	free(s->chunks.a);
 	free(s->unpacked);
-	vt_unz_drop(s->zin);
+	vt_unz_free(s->zin);
 	free(s->buf);
 	free(s);
 }
@@ -2844,7 +2844,7 @@ static int replay_fd(FILE *out, bool quiet)
 		const uint8_t *vp = p;	/* its VALUES payload */
 		size_t vbytes = c.payload_bytes;
 		if (c.type == VT_ZVALUES &&
-		    !(vp = vt_unz_payload(&s->zin, p, c.payload_bytes, &vbytes))) {
+		    !(vp = vt_unz_payload(&s->zin, p, &vbytes))) {
 			snprintf(err, sizeof err, "thread %u: a ZVALUES chunk does not "
 				 "decompress", c.thread);
 			free(p);

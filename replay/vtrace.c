@@ -490,7 +490,7 @@ static struct vt_unz *vt_unz_new(void)
 	return z;
 }
 
-static void vt_unz_free(struct vt_unz *z)
+void vt_unz_free(struct vt_unz *z)
 {
 	if (!z)
 		return;
@@ -523,18 +523,12 @@ static size_t vt_unz_one(struct vt_unz *z, const uint8_t *p)
 	return out.pos == h.raw ? h.raw : 0;
 }
 
-const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t n,
-			      size_t *nraw)
+const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t *nraw)
 {
 	if (!*z && !(*z = vt_unz_new()))
 		return NULL;
 	*nraw = vt_unz_one(*z, p);
 	return *nraw ? (*z)->raw : NULL;
-}
-
-void vt_unz_drop(struct vt_unz *z)
-{
-	vt_unz_free(z);
 }
 
 /* r's VALUES payload, decompressed after the chunks before it (from the
@@ -642,7 +636,7 @@ static int vt_zvalues_take(vt_reader *rd, vt_stream *st, const vt_chunk *c,
 	if (rd->ref)
 		return vt_zrun_add(st, c->payload, n, words) ? vt_fail(err, "out of memory") : 0;
 	size_t nraw;
-	const uint8_t *raw = vt_unz_payload(&st->unz, c->payload, n, &nraw);
+	const uint8_t *raw = vt_unz_payload(&st->unz, c->payload, &nraw);
 	if (!raw)
 		return vt_fail(err, "thread %u: the ZVALUES chunk at offset %" PRIu64
 			       " does not decompress", st->thread, c->offset);
