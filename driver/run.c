@@ -842,14 +842,18 @@ int record_run(const char *skel_path, const char *values, const char *app_path,
 	return rc;
 }
 
-/* Before a run under valgrind: the recorder plans the patched objects
- * natively and keeps the plans in the cache (SKEL_PLAN_ONLY: it leaves
- * before the program's own code runs; constructors of the libraries
- * loaded before it do run).  Under valgrind, which logs every access the
- * recorder makes, it then only reads them.  A failure here costs only
- * that: the run under valgrind plans itself. */
-static void plan_natively(const char *lib, const char *patch_path,
-			  const char *app_path, char **app_argv)
+/* Before a run under lackey: the recorder plans the patched objects
+ * under valgrind's lightest tool and keeps the plans in the cache
+ * (SKEL_PLAN_ONLY: it leaves before the program's own code runs;
+ * constructors of the libraries loaded before it do run).  Under lackey,
+ * which logs every access the recorder makes (planning libc decodes its
+ * whole text: gigabytes of log, tens of minutes), it then only reads them.
+ * Not natively: a plan names the conditions it was made under, and
+ * valgrind's differ (its CPU has no RTM, its signal trampoline is not
+ * libc's).  A failure here costs only that: the run under lackey plans
+ * itself. */
+static void plan_under_valgrind(const char *lib, const char *patch_path,
+				const char *app_path, char **app_argv)
 {
 	pid_t pid = child_fork(false);
 	if (pid == 0) {
@@ -857,12 +861,21 @@ static void plan_natively(const char *lib, const char *patch_path,
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
+			dup2(null, 2);
 		}
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
-		execv(app_path, app_argv);
+		VEC(char *) av = {0};
+		char *pre[] = { "valgrind", "--tool=none", "-q", "--trace-children=no" };
+		for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+			vec_push(av, pre[i]);
+		vec_push(av, (char *)app_path);
+		for (char **a = app_argv + 1; *a; a++)
+			vec_push(av, *a);
+		vec_push(av, (char *)NULL);
+		execvp("valgrind", av.a);
 		_exit(127);
 	}
 	if (pid > 0)
@@ -967,7 +980,7 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
 	if (valgrind_log)
-		plan_natively(lib, patch_path, app_path, app_argv);
+		plan_under_valgrind(lib, patch_path, app_path, app_argv);
 	/* the terminal is the program's while it runs (child.c): it may
 	 * read it, and a ^C there is for it */
 	pid_t pid = child_fork(true);

@@ -679,11 +679,13 @@ void rec_stats(const char *when)
 		rec_say("STATS %s objects_patched=%u sections=%zu sites=%zu "
 			"neighbour_sites=%zu int3_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
-			" int3_hits=%" PRIu64 " int3_entered=%zu", when,
+			" int3_hits=%" PRIu64 " int3_entered=%zu plans_read=%d"
+			" plans_made=%d", when,
 			atomic_load(&R.nobj), R.set.n,
 			R.nsites, R.nneighbour, R.nint3, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
-			atomic_load(&R.int3_hits), R.nredirect);
+			atomic_load(&R.int3_hits), R.nredirect, R.plans_read,
+			R.plans_made);
 }
 
 void rec_finish(uint32_t how)

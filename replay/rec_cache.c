@@ -392,7 +392,11 @@ static void rec_plan_name(char *buf, size_t n)
 	for (uint32_t i = 0; i < p->id_len; i++)
 		snprintf(id + 2 * i, 3, "%02x", p->id[i]);
 	id[2 * p->id_len] = 0;
-	snprintf(buf, n, "plan-%s-%016" PRIx64 ".bin", id, R.phash[R.cur->index]);
+	/* the conditions in the name too: a native run and one under
+	 * valgrind (no RTM, another signal trampoline) keep a plan each
+	 * instead of making each other's again */
+	snprintf(buf, n, "plan-%s-%016" PRIx64 "-%08" PRIx32 ".bin", id,
+		 R.phash[R.cur->index], (uint32_t)rec_config());
 }
 
 static size_t rec_pad8(size_t n)

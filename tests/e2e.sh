@@ -47,6 +47,19 @@ else
 	grep -q "MISMATCH" "$tmp/err" || bad "tampered skeleton: no MISMATCH report: $(cat "$tmp/err")"
 fi
 
+# under lackey the recorder reads the plan skel check made under
+# valgrind's lightest tool (planning a large object there logs gigabytes);
+# a native run of the same skeleton keeps a plan of its own beside it
+rm -rf "$tmp/pcache"
+XDG_CACHE_HOME="$tmp/pcache" SKEL_VERBOSE=1 $skel check "$tmp/m.c" -- "$app" 40 >/dev/null 2>"$tmp/err" ||
+	bad "plans: skel check failed: $(tail -3 "$tmp/err")"
+grep -q 'STATS start .* plans_read=1 plans_made=0' "$tmp/err" ||
+	bad "plans: the run under lackey did not read a kept plan: $(grep STATS "$tmp/err" | head -2)"
+XDG_CACHE_HOME="$tmp/pcache" $skel record "$tmp/m.c" -o "$tmp/p.vals" -- "$app" 40 >/dev/null ||
+	bad "plans: native record failed"
+[ "$(ls "$tmp"/pcache/skel/plan-*.bin | wc -l)" -eq 2 ] ||
+	bad "plans: a native and a valgrind plan expected side by side: $(ls "$tmp"/pcache/skel/)"
+
 # refusals: a skeleton given the wrong binary
 if $skel record "$tmp/m.c" -o "$tmp/w.vals" -- build/samples/list-O2-pie >/dev/null 2>"$tmp/err"; then
 	bad "skel record accepted the wrong binary"
