@@ -10,8 +10,14 @@
 # equal a native run's.  Ends with "N of M exact" and a list of the failures
 # grouped by cause; exit status 0 only if all are exact.
 #
-# usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [NAME...]
+# usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [-w] [NAME...]
 #   -j JOBS  commands checked at once (default 1: valgrind is heavy)
+#   -w       whole process: every shared object of the command traced and
+#            checked too (skel gen --whole-process); the modules (libc's
+#            first) are made once into a cache all commands share, so the
+#            first-run column is the executable's alone after the first;
+#            an exact result says the share of accesses outside the
+#            executable
 #   -r       record and replay only, no valgrind: minutes instead of hours;
 #            the verdict is the replay's own (complete or where it stopped)
 #   -k       keep the work directory (inputs, per-command logs) and say where
@@ -233,13 +239,14 @@ one() {
 	o=$W/run/$name
 	mkdir -p "$o"
 	export XDG_CACHE_HOME="$o/cache"	# empty: the first-run time is honest
+	[ -n "$whole" ] && export XDG_CACHE_HOME="$W/cache"
 	cd "$W" || return 1
 	eval "set -- $cmd"
 	app=$1
 	acc=- rep=- vals=- vpa=- first=- ctime=- result= prob= exact= rrc=1
 
 	t0=$(now)
-	if ! bounded "$SKEL" gen "$app" -o "$o/s.c" 2>"$o/gen.err"; then
+	if ! bounded "$SKEL" gen $whole "$app" -o "$o/s.c" 2>"$o/gen.err"; then
 		result="gen: $(grep -m1 '^skel' "$o/gen.err" || tail -1 "$o/gen.err")"
 	else
 		t1=$(now)
@@ -283,6 +290,10 @@ one() {
 	fi
 	[ -n "$prob" ] && { [ "$result" = exact ] && result=${prob#; } || result="$result$prob"; }
 	[ "$result" = exact ] && exact=1
+	if [ -n "$exact" ] && [ -n "$whole" ] && [ -z "$replay_only" ]; then
+		out=$(sed -n 's/^check: by object: [^ ]* [0-9]* (\([0-9.]*\)%).*/\1/p' "$o/check.err")
+		[ -n "$out" ] && result="exact, $($AWK -v e="$out" 'BEGIN { printf "%.1f", 100 - e }')% outside the executable"
+	fi
 	if [ -n "$exact" ]; then echo exact; else echo fail; fi >"$W/res/$name"
 	cause "$result" >"$W/res/$name.cause"
 	printf '%-10s %9s %9s %9s %7s %12s %7s  %s\n' "$name" "$acc" "$rep" "$vals" "$vpa" "$first" "$ctime" "$result"
@@ -342,8 +353,8 @@ cause() {
 # ------------------------------------------------------------------- main
 
 if [ "$1" = --one ]; then	# one command, for the parallel runner
-	W=$2; TIMEOUT=$3; AWK=$4; replay_only=$5
-	one "$6"
+	W=$2; TIMEOUT=$3; AWK=$4; replay_only=$5; whole=$6
+	one "$7"
 	exit
 fi
 if [ "$1" = --inputs ]; then	# only the inputs, in DIR/in, to look at them
@@ -351,19 +362,20 @@ if [ "$1" = --inputs ]; then	# only the inputs, in DIR/in, to look at them
 	exit
 fi
 
-jobs=1 keep= replay_only=
-while getopts j:klr opt; do
+jobs=1 keep= replay_only= whole=
+while getopts j:klrw opt; do
 	case $opt in
 	j)	jobs=$OPTARG ;;
 	k)	keep=1 ;;
 	r)	replay_only=1 ;;
+	w)	whole=--whole-process ;;
 	l)	for n in $ALL $EXTRA; do
 			spec "$n"
 			[ "$in" = /dev/null ] && in= || in=" <$in"
 			printf '%s: %s%s\n' "$n" "$cmd" "$in"
 		done
 		exit 0 ;;
-	*)	echo "usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [NAME...]" >&2; exit 2 ;;
+	*)	echo "usage: tests/real/run.sh [-j JOBS] [-k] [-l] [-r] [-w] [NAME...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -393,7 +405,7 @@ else
 fi
 printf '%-10s %9s %9s %9s %7s %12s %7s  %s\n' command accesses replayed values val/acc first-run check result
 for n in $names; do echo "$n"; done |
-	xargs -P "$jobs" -I{} sh "$SELF" --one "$W" "${SKEL_REAL_TIMEOUT:-600}" "$AWK" "$replay_only" {}
+	xargs -P "$jobs" -I{} sh "$SELF" --one "$W" "${SKEL_REAL_TIMEOUT:-600}" "$AWK" "$replay_only" "$whole" {}
 
 total=0 exact=0
 for n in $names; do
