@@ -376,7 +376,9 @@ static uint64_t rec_config(void)
 		R.restorer >= img->lo && R.restorer < img->hi
 			? R.restorer - img->bias + 1 : 0,
 		img->lo - img->bias, img->hi - img->bias, (uint64_t)img->nx,
-		sizeof(vt_map_entry),
+		/* the object's number, which its entry and returned words
+		 * carry (libc is object 1 under gzip, 2 under grep) */
+		sizeof(vt_map_entry) | (uint64_t)R.cur->index << 32,
 	};
 	for (int i = 0; i < img->nx; i++) {
 		v[8 + 2 * i] = img->xlo[i] - img->bias;

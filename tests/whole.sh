@@ -66,6 +66,33 @@ sed 's/^const unsigned long long sk_patch_hash = .*/const unsigned long long sk_
 cmp -s "$tmp/mod.c" "$XDG_CACHE_HOME/skel/$id.c" && bad "test: could not change the module's patch hash"
 ./skel replay "$tmp/whole.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/other.err" && bad "replay with another module's patch succeeded"
 grep -q "libwhole.so was recorded with another skeleton of it" "$tmp/other.err" || bad "other patch not named: $(cat "$tmp/other.err")"
+# a plan kept in the cache is one object's at one number: libwhole.so is
+# object 1 of prog and object 2 of prog2 (libfirst.so before it), and the
+# words its trampolines record carry that number, so prog2 recorded after
+# prog in one cache must replay as it does from an empty cache (it
+# desynchronised on prog's plan: gzip after grep, both with libc)
+echo 'int first_fn(int x) { return x * 3 + 1; }' >"$tmp/first.c"
+$cc -O2 -shared -fPIC -Wl,-soname,libfirst.so -o "$tmp/libfirst.so" "$tmp/first.c" &&
+	$cc -O2 -o "$tmp/prog2" tests/whole_main.c -Wl,--no-as-needed -L"$tmp" -lfirst -lwhole -Wl,-rpath,"$tmp" ||
+	bad "cannot build prog2"
+export XDG_CACHE_HOME="$tmp/cache2"
+./skel gen --object libwhole.so "$tmp/prog" -o "$tmp/p1.c" 2>/dev/null &&
+	./skel gen --object libfirst.so --object libwhole.so "$tmp/prog2" -o "$tmp/p2.c" 2>/dev/null ||
+	bad "gen of prog or prog2"
+[ "$(sed -n '/^object /s/.* //p' "$tmp/p2.c" | tr '\n' ' ')" = "$tmp/libfirst.so $tmp/libwhole.so " ] ||
+	bad "prog2's objects are not libfirst.so then libwhole.so: $(grep '^object ' "$tmp/p2.c")"
+XDG_CACHE_HOME="$tmp/cache3" ./skel gen --object libfirst.so --object libwhole.so "$tmp/prog2" -o "$tmp/p3.c" 2>/dev/null &&
+	XDG_CACHE_HOME="$tmp/cache3" ./skel record "$tmp/p3.c" -o "$tmp/v5" -- "$tmp/prog2" 50 >/dev/null &&
+	XDG_CACHE_HOME="$tmp/cache3" ./skel replay "$tmp/p3.c" "$tmp/v5" --format count -o "$tmp/c5" 2>/dev/null ||
+	bad "prog2 from an empty cache"
+./skel record "$tmp/p1.c" -o "$tmp/v4" -- "$tmp/prog" 50 >/dev/null || bad "record prog"
+./skel record "$tmp/p2.c" -o "$tmp/v6" -- "$tmp/prog2" 50 >/dev/null || bad "record prog2"
+./skel replay "$tmp/p2.c" "$tmp/v6" --format count -o "$tmp/c6" 2>"$tmp/c6.err" ||
+	bad "prog2 recorded after prog in one cache: $(head -2 "$tmp/c6.err")"
+grep -q '^total: [1-9]' "$tmp/c5" && cmp -s "$tmp/c5" "$tmp/c6" ||
+	bad "prog2's counts after prog's plans differ from an empty cache's: $(tail -1 "$tmp/c5") / $(tail -1 "$tmp/c6")"
+export XDG_CACHE_HOME="$tmp/cache"
+
 # make check-full: libc covered too (its module takes a minute or two to
 # compile into the private cache): printf, qsort with a callback,
 # malloc/free, strlen and memcpy (the variant this CPU's IFUNC picks), all
