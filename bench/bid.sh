@@ -12,6 +12,9 @@
 # Writes bench/results/bid.csv (BENCH_CSV: elsewhere).  BENCH_ONLY="csr
 # list" runs a subset, BENCH_CONFIGS="0.25 64" (lines "OMEGA CHUNK") others.
 set -u
+# the executable's scope: the columns below measure the executable's
+# skeleton (skel gen --main-only); the whole process is not measured here yet
+export SKEL_SCOPE=main
 ROOT=$(pwd)
 SKEL=$ROOT/skel
 TM=$ROOT/build/bench/timer

@@ -15,6 +15,9 @@
 # Environment: BENCH_ONLY="matmul list" runs a subset; BENCH_TMP (default
 # /tmp) holds the value files.
 set -u
+# the executable's scope: the columns below measure the executable's
+# skeleton (skel gen --main-only); the whole process is not measured here yet
+export SKEL_SCOPE=main
 ROOT=$(pwd)
 SKEL=$ROOT/skel
 TM=$ROOT/build/bench/timer

@@ -697,11 +697,11 @@ int cmd_check(int argc, char **argv)
 			app = i + 1 < argc ? argv + i + 1 : NULL;
 			break;
 		}
-	bool whole = false, accuracy_mode = false, stats = false;
+	bool whole = skel_scope_default(), scope_arg = false, accuracy_mode = false, stats = false;
 	const char *omega = NULL, *chunk_arg = NULL;
 	for (int i = 1; i < n; i++) {
-		if (!strcmp(argv[i], "--whole-process")) {
-			whole = true;
+		if (skel_scope_arg(argv[i], &whole)) {
+			scope_arg = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--accuracy") || !strcmp(argv[i], "--stats")) {
@@ -718,7 +718,7 @@ int cmd_check(int argc, char **argv)
 		skel = argv[i];
 	}
 	if (!app) {
-		fprintf(stderr, "skel: check: usage: skel check [--whole-process] [--accuracy "
+		fprintf(stderr, "skel: check: usage: skel check [--main-only] [--accuracy "
 			"[--stats] [--omega W] [--chunk C]] [SKEL] -- APP [ARGS...]\n");
 		return 2;
 	}
@@ -726,6 +726,14 @@ int cmd_check(int argc, char **argv)
 		return skel_usage_error("check: --stats, --omega and --chunk go with --accuracy");
 	if (omega && skel)
 		return skel_usage_error("check: --omega makes the skeleton: not with SKEL");
+	/* accuracy is measured on the executable's accesses (its blocks
+	 * against lackey's): its skeleton is the executable's unless asked */
+	if (accuracy_mode && !scope_arg)
+		whole = false;
+	if (scope_arg && skel)
+		return skel_usage_error("check: SKEL decides what is traced (skel gen --main-only "
+					"makes an executable-only one): --main-only and "
+					"--whole-process are not for SKEL");
 	uint64_t chunk = 0;
 	if (chunk_arg) {
 		char *end;
@@ -772,8 +780,7 @@ int cmd_check(int argc, char **argv)
 		ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 		self[sl > 0 ? sl : 0] = 0;
 		char *gav[12] = { self, "gen", app_path, "-o", gen_path }, **ga = gav + 5;
-		if (whole)
-			*ga++ = "--whole-process";
+		*ga++ = whole ? "--whole-process" : "--main-only";
 		if (omega) {
 			*ga++ = "--omega";
 			*ga++ = (char *)omega;

@@ -161,8 +161,8 @@ static int parse(int argc, char **argv, bool want_skel, const char **skel, const
 			*stats = true;
 		else if (!strcmp(argv[i], "--keep-values") && i + 1 < argc)
 			keep_values = argv[++i];
-		else if (whole && !strcmp(argv[i], "--whole-process"))
-			*whole = true;
+		else if (whole && skel_scope_arg(argv[i], whole))
+			;
 		else if ((r = sim_opts_arg(argc, argv, &i, &simo)) != 0 ||
 			 (r = roi_opts_arg(argc, argv, &i, &roio, false)) != 0) {
 			if (r < 0)
@@ -257,14 +257,14 @@ static int cached_skeleton(const char *app, bool whole, char *path, size_t n)
 int cmd_trace(int argc, char **argv)
 {
 	const char *skel = NULL, *out = "-", *format = "text";
-	bool stats = false, whole = false;
+	bool stats = false, whole = skel_scope_default();
 	char **app;
 	if (parse(argc, argv, false, &skel, &out, &format, &stats, &whole, &app) < 0)
 		return 2;
 	if (!app)
 		return skel_usage_error("trace: usage: skel trace [-o TRACE] [--format F] [--stats] "
 				   "[--keep-values VALUES] "
-				   "[--whole-process] -- APP [ARGS...]");
+				   "[--main-only|--whole-process] -- APP [ARGS...]");
 	char app_path[PATH_MAX], path[PATH_MAX];
 	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path) ||
 	    cached_skeleton(app_path, whole, path, sizeof path))

@@ -32,6 +32,21 @@ int skel_usage_error(const char *msg)
 	return 2;
 }
 
+bool skel_scope_default(void)
+{
+	const char *e = getenv("SKEL_SCOPE");
+	return !(e && !strcmp(e, "main"));
+}
+
+int skel_scope_arg(const char *arg, bool *whole)
+{
+	if (!strcmp(arg, "--whole-process") || !strcmp(arg, "--main-only")) {
+		*whole = arg[2] == 'w';
+		return 1;
+	}
+	return 0;
+}
+
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -701,7 +716,7 @@ int cmd_gen(int argc, char **argv)
 	const char *app = NULL, *out = NULL, *patch_out = NULL;
 	char app_path[PATH_MAX];
 	skel_opts o = { .omega = 1, .chunk = 64 };
-	bool whole = false;
+	bool whole = skel_scope_default(), scope_arg = false;
 	VEC(char *) only = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -718,8 +733,8 @@ int cmd_gen(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) {
 			if (parse_chunk(argv[++i], &o.chunk))
 				return 2;
-		} else if (!strcmp(argv[i], "--whole-process"))
-			whole = true;
+		} else if (skel_scope_arg(argv[i], &whole))
+			scope_arg = true;
 		else if (!strcmp(argv[i], "--object") && i + 1 < argc) {
 			whole = true;
 			vec_push(only, argv[++i]);
@@ -744,6 +759,10 @@ int cmd_gen(int argc, char **argv)
 	char err[ERR_LEN];
 	if (load_analyzed(&p, app, "gen", err) < 0)
 		return skel_fail(app, err);
+	/* a library's skeleton is its own (a module): the objects it loads
+	 * come in with the program's */
+	if (p.bin.shared && !scope_arg && !only.n)
+		whole = false;
 	FILE *f = out ? fopen(out, "w") : stdout;
 	if (!f) {
 		program_free(&p);

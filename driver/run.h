@@ -27,6 +27,13 @@ bool help_asked(int argc, char **argv);
 /* "skel: CMD: unknown option 'OPT'" and where to look; exit status 2 */
 int skel_unknown_option(const char *cmd, const char *opt);
 
+/* The scope gen, trace and check take when no option chooses it: the
+ * whole process (every shared object of APP's DT_NEEDED closure too),
+ * unless SKEL_SCOPE=main.  ARG is one of argv: 1 when it is
+ * --whole-process or --main-only, with *whole set as it says (run.c). */
+bool skel_scope_default(void);
+int skel_scope_arg(const char *arg, bool *whole);
+
 /* helpers shared by the commands (run.c) */
 int skel_fail(const char *file, const char *msg);
 int skel_usage_error(const char *msg);

@@ -20,6 +20,9 @@
 #   at distance 0 from each other are attributed: AIA > MA, and the
 #   accesses marked exact are all in the oracle (check exits 0).
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"

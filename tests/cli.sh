@@ -3,6 +3,9 @@
 # binaries analyze without a crash or sanitizer report; bad input gives one
 # clear line on stderr and a non-zero exit.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=build/san/skel
 fails=0
 tmp=$(mktemp -d)

@@ -8,6 +8,9 @@
 #  - the runtime is compiled once for all of them, no build directory stays;
 #  - a compile error names the skeleton file and its line.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 [ -x "$skel" ] && [ -f build/libskelrec.so ] || make -s all >/dev/null || exit 1
 fails=0

@@ -5,6 +5,9 @@
 # $ORIGIN/lib, DT_RUNPATH, LD_LIBRARY_PATH and a missing library.  The
 # identity printed is the build-id readelf shows.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=build/san/skel
 fails=0
 tmp=$(mktemp -d /tmp/skel-deps-XXXXXX)

@@ -6,6 +6,9 @@
 # run's.  SKEL_FULL=1 (make check-full) covers -O0/-O2/-O3, PIE and not,
 # stripped and not.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

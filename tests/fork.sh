@@ -7,6 +7,9 @@
 # followed, system() and popen() named.  A child's file that is
 # missing or cut is said, by name.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"

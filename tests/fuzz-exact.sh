@@ -13,6 +13,9 @@
 # script only says so.  `N=.. SEED=.. sh tests/fuzz-exact.sh summary` prints
 # the summary of the seeds done so far (of a run stopped early, say).
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 out=build/fuzz-exact
 inc=/usr/include/csmith
 

@@ -19,6 +19,9 @@
 #   asmfn    a function with no symbol and no CFI whose address a lea
 #            takes, called through a pointer: its accesses were missing
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"

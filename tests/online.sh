@@ -11,6 +11,9 @@
 #  - skel trace generates and caches the skeleton.
 # Small sizes only; everything goes to a private directory in /tmp (disk).
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 [ -x "$skel" ] && [ -f build/libskelrec.so ] || make -s all >/dev/null || exit 1
 fails=0

@@ -10,6 +10,9 @@
 # files' headers and sums; the PNG read back by libpng; a recording
 # without TIME chunks (an older skel's) reported without times.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 tmp=$(mktemp -d)
 keep=""
 trap 'rm -rf "$tmp" $keep' EXIT

@@ -8,6 +8,9 @@
 # such a loop, or inside a counted loop with no word between iterations,
 # is replayed up to the faulting access, found by its address.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"

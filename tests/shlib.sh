@@ -4,6 +4,9 @@
 # a summary and a skeleton under the sanitizer build, with nothing on stderr
 # but gen's own report; the small libraries' skeletons compile.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=build/san/skel
 fails=0
 tmp=$(mktemp -d /tmp/skel-shlib-XXXXXX)

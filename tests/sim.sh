@@ -23,6 +23,9 @@
 #  - bad cache options are refused with a message.
 # Under a minute on the 2-core dev machine.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 [ -x "$skel" ] && [ -f build/libskelrec.so ] || make -s all >/dev/null || exit 1
 command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 0; }

@@ -5,6 +5,9 @@
 # next `skel gen` follows it, and `skel check` then matches valgrind
 # lackey.  Never silent, never a dead end on the second run.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

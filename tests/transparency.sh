@@ -7,6 +7,9 @@
 # glibc's __sysv_signal), or with sigset() and sighold(), the recorder's
 # buffer still fills and flushes.
 cd "$(dirname "$0")/.." || exit 1
+# the executable's scope (skel gen --main-only) unless a case says
+# otherwise: whole-process tracing is tests/whole.sh's
+export SKEL_SCOPE=main
 skel=./skel
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -19,7 +19,8 @@ $cc -O2 -shared -fPIC -Wl,-soname,libwhole.so -o "$tmp/libwhole.so" tests/whole_
 	{ echo "FAIL: whole: cannot build the test program"; exit 1; }
 "$tmp/prog" 300 >"$tmp/native.out" || bad "native run failed"
 
-./skel gen "$tmp/prog" -o "$tmp/main.c" 2>/dev/null || bad "skel gen"
+./skel gen --main-only "$tmp/prog" -o "$tmp/main.c" 2>/dev/null || bad "skel gen --main-only"
+grep -q '^object ' "$tmp/main.c" && bad "skel gen --main-only named shared objects"
 ./skel gen --object libwhole.so "$tmp/prog" -o "$tmp/whole.c" 2>"$tmp/gen.err" || bad "skel gen --object: $(cat "$tmp/gen.err")"
 grep -q "^object [0-9a-f]* $tmp/libwhole.so\$" "$tmp/whole.c" || bad "no SKEL-OBJECTS line for libwhole.so"
 grep -q "libc.so" "$tmp/whole.c" && bad "--object libwhole.so named libc too"
@@ -92,6 +93,35 @@ XDG_CACHE_HOME="$tmp/cache3" ./skel gen --object libfirst.so --object libwhole.s
 grep -q '^total: [1-9]' "$tmp/c5" && cmp -s "$tmp/c5" "$tmp/c6" ||
 	bad "prog2's counts after prog's plans differ from an empty cache's: $(tail -1 "$tmp/c5") / $(tail -1 "$tmp/c6")"
 export XDG_CACHE_HOME="$tmp/cache"
+
+# the default scope is the whole process, libc included: gen names every
+# object of the closure, check compares them all.  libc's module is made
+# once into build/test-cache (a minute or two on 2 cores the first time,
+# as for a user's first run; kept between runs of make check)
+unset SKEL_SCOPE
+export XDG_CACHE_HOME="$(pwd)/build/test-cache"
+./skel gen "$tmp/prog" -o "$tmp/d.c" 2>"$tmp/d.err" || bad "default gen: $(tail -2 "$tmp/d.err")"
+[ "$(sed -n '/^object /s/.*\///p' "$tmp/d.c" | sort | tr '\n' ' ')" = "libc.so.6 libwhole.so " ] ||
+	bad "default gen does not name libwhole.so and libc.so.6: $(grep '^object ' "$tmp/d.c")"
+SKEL_SCOPE=main ./skel gen "$tmp/prog" -o "$tmp/dm.c" 2>/dev/null && ! grep -q '^object ' "$tmp/dm.c" ||
+	bad "SKEL_SCOPE=main: gen named shared objects"
+SKEL_SCOPE=main ./skel gen --whole-process "$tmp/prog" -o "$tmp/dw.c" 2>/dev/null && cmp -s "$tmp/d.c" "$tmp/dw.c" ||
+	bad "SKEL_SCOPE=main gen --whole-process differs from the default"
+./skel check -- "$tmp/prog" 300 >"$tmp/dc.out" 2>"$tmp/dc.err" || bad "default check: $(grep -v '^skel: gen' "$tmp/dc.err" | head -8)"
+cmp -s "$tmp/dc.out" "$tmp/native.out" || bad "default check: output differs from native"
+grep -q '^check: \([0-9]*\) of \1 accesses match' "$tmp/dc.err" || bad "default check not exact"
+grep -q '^check: by object: prog [0-9]* ([0-9.]*%), libwhole.so [1-9][0-9]* ([0-9.]*%), libc.so.6 [1-9][0-9]* ' "$tmp/dc.err" ||
+	bad "default check did not compare libwhole.so and libc.so.6: $(grep '^check' "$tmp/dc.err")"
+echo "whole: default scope: $(grep -m1 "^check: [0-9]" "$tmp/dc.err"); $(grep "^check: by object" "$tmp/dc.err")"
+./skel trace --format count -o "$tmp/dt" -- "$tmp/prog" 300 >/dev/null 2>"$tmp/dt.err" || bad "default trace: $(tail -2 "$tmp/dt.err")"
+./skel trace --main-only --format count -o "$tmp/dtm" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "trace --main-only"
+[ "$(sed -n 's/^total: \([0-9]*\) .*/\1/p' "$tmp/dtm")" = "$main_n" ] || bad "trace --main-only: $(tail -1 "$tmp/dtm"), the executable's skeleton gave $main_n"
+dt_n=$(sed -n 's/^total: \([0-9]*\) .*/\1/p' "$tmp/dt")
+[ -n "$dt_n" ] && [ "$dt_n" -gt "$whole_n" ] || bad "default trace: $dt_n accesses, no more than with libwhole.so alone ($whole_n)"
+grep -q 'not traced.*libc.so' "$tmp/dt.err" && bad "default trace names libc as not traced"
+./skel check --main-only "$tmp/d.c" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'SKEL decides what is traced' "$tmp/err" || bad "check --main-only SKEL: $(cat "$tmp/err")"
+export XDG_CACHE_HOME="$tmp/cache" SKEL_SCOPE=main
 
 # make check-full: libc covered too (its module takes a minute or two to
 # compile into the private cache): printf, qsort with a callback,

@@ -6,6 +6,8 @@
 # the samples (make all samples).
 set -e
 cd "$(dirname "$0")/../.."
+# the executable's patch and values (skel gen --main-only)
+export SKEL_SCOPE=main
 out=build/fuzz/seeds
 [ -f "$out/done" ] && exit 0
 rm -rf "$out"
