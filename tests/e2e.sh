@@ -38,6 +38,29 @@ for b in $builds; do
 		echo "$b: $(grep "^check:" "$tmp/check.err")"
 	fi
 done
+# the whole process (the default scope): the executable and libc, each
+# access compared with lackey.  make check: two samples (libc's qsort
+# calling back into the program; threads calling malloc); check-full:
+# every sample at -O0 and -O2, PIE and not.  libc's module is made once
+# into build/test-cache (tests/whole.sh makes it too)
+if [ -n "$SKEL_FULL" ]; then
+	wbuilds=$(ls build/samples/ | grep -E -- '-O[02]-(pie|nopie)$')
+else
+	wbuilds="qsort_cb-O2-pie threads-O0-nopie"
+fi
+for b in $wbuilds; do
+	app=build/samples/$b
+	runs=$((runs+1))
+	if ! XDG_CACHE_HOME="$(pwd)/build/test-cache" $skel check --whole-process -- "$app" \
+		>"$tmp/check.out" 2>"$tmp/check.err"; then
+		bad "$b whole process: skel check: $(grep -v '^skel: gen' "$tmp/check.err" | head -12)"
+	elif ! grep -q '^check: by object: [^ ]* [0-9]* ([0-9.]*%), libc.so.6 [1-9]' "$tmp/check.err"; then
+		bad "$b whole process: libc's accesses not compared: $(grep '^check' "$tmp/check.err")"
+	else
+		echo "$b whole process: $(grep -m1 '^check: [0-9]' "$tmp/check.err"); $(grep '^check: by object' "$tmp/check.err")"
+	fi
+done
+
 # the oracle comparison can fail: one wrong address in the skeleton is caught
 app=build/samples/matmul-O2-pie
 $skel gen "$app" -o "$tmp/m.c" 2>/dev/null
