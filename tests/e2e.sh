@@ -40,13 +40,15 @@ for b in $builds; do
 done
 # the whole process (the default scope): the executable and libc, each
 # access compared with lackey.  make check: two samples (libc's qsort
-# calling back into the program; threads calling malloc); check-full:
+# calling back into the program; a list built with malloc); check-full:
 # every sample at -O0 and -O2, PIE and not.  libc's module is made once
-# into build/test-cache (tests/whole.sh makes it too)
+# into build/test-cache (tests/whole.sh makes it too).  Not threads: what
+# libc's thread exit does after the recorder ends a thread's stream is not
+# recorded, and the replay says so (below)
 if [ -n "$SKEL_FULL" ]; then
-	wbuilds=$(ls build/samples/ | grep -E -- '-O[02]-(pie|nopie)$')
+	wbuilds=$(ls build/samples/ | grep -E -- '-O[02]-(pie|nopie)$' | grep -v '^threads-')
 else
-	wbuilds="qsort_cb-O2-pie threads-O0-nopie"
+	wbuilds="qsort_cb-O2-pie list-O0-nopie"
 fi
 for b in $wbuilds; do
 	app=build/samples/$b
@@ -60,6 +62,12 @@ for b in $wbuilds; do
 		echo "$b whole process: $(grep -m1 '^check: [0-9]' "$tmp/check.err"); $(grep '^check: by object' "$tmp/check.err")"
 	fi
 done
+
+# threads, whole process: not exact, and loud about why
+XDG_CACHE_HOME="$(pwd)/build/test-cache" $skel check --whole-process -- build/samples/threads-O2-pie \
+	>/dev/null 2>"$tmp/check.err" && bad "threads whole process: skel check passed; the README says it cannot yet"
+grep -q "not traced: the accesses of libc's thread exit code" "$tmp/check.err" ||
+	bad "threads whole process: the gap at thread exit not named: $(grep -v '^skel: gen' "$tmp/check.err" | head -5)"
 
 # the oracle comparison can fail: one wrong address in the skeleton is caught
 app=build/samples/matmul-O2-pie
