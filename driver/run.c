@@ -861,6 +861,27 @@ int record_run(const char *skel_path, const char *values, const char *app_path,
 	return rc;
 }
 
+/* The program valgrind runs as.  Debian's `valgrind` is a /bin/sh script
+ * that execs valgrind.bin beside it: started with the recorder preloaded,
+ * that shell is a process of its own, and when the program traced is
+ * /bin/sh (dash) it is the patched executable and records its own run of
+ * the script.  So valgrind.bin itself when there is one (the script's
+ * exports, /usr/lib/debug in LD_LIBRARY_PATH and libstdc++'s
+ * GLIBCXX_FORCE_NEW, would only make the run differ from a native one). */
+static const char *valgrind_program(void)
+{
+	static char bin[PATH_MAX];
+	if (!bin[0]) {
+		char path[PATH_MAX];
+		if (skel_find_app("valgrind", path) == 0 &&
+		    snprintf(bin, sizeof bin, "%s.bin", path) < (int)sizeof bin &&
+		    access(bin, X_OK) == 0)
+			return bin;
+		snprintf(bin, sizeof bin, "valgrind");
+	}
+	return bin;
+}
+
 /* Before a run under lackey: the recorder plans the patched objects
  * under valgrind's lightest tool and keeps the plans in the cache
  * (SKEL_PLAN_ONLY: it leaves before the program's own code runs;
@@ -887,14 +908,15 @@ static void plan_under_valgrind(const char *lib, const char *patch_path,
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
 		VEC(char *) av = {0};
-		char *pre[] = { "valgrind", "--tool=none", "-q", "--trace-children=no" };
+		char *pre[] = { (char *)valgrind_program(), "--tool=none", "-q",
+				"--trace-children=no" };
 		for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
 			vec_push(av, pre[i]);
 		vec_push(av, (char *)app_path);
 		for (char **a = app_argv + 1; *a; a++)
 			vec_push(av, *a);
 		vec_push(av, (char *)NULL);
-		execvp("valgrind", av.a);
+		execvp(av.a[0], av.a);
 		_exit(127);
 	}
 	if (pid > 0)
@@ -1020,7 +1042,7 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			 * gave a fault after it the jump's rip (the program's handler
 			 * was unplaced), and lackey lost the block's accesses before
 			 * the fault (tests/signals.c segv) */
-			char *pre[] = { "valgrind", "--tool=lackey", "--trace-mem=yes",
+			char *pre[] = { (char *)valgrind_program(), "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn",
 					"--vex-guest-chase=no", "--trace-children=yes", logopt };
 			/* the file found; valgrind gives its client that path
@@ -1031,7 +1053,7 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			for (char **a = app_argv + 1; *a; a++)
 				vec_push(av, *a);
 			vec_push(av, (char *)NULL);
-			execvp("valgrind", av.a);
+			execvp(av.a[0], av.a);
 		} else {
 			execv(app_path, app_argv);
 		}
