@@ -246,7 +246,7 @@ one() {
 	acc=- rep=- vals=- vpa=- first=- ctime=- result= prob= exact= rrc=1
 
 	t0=$(now)
-	if ! bounded "$SKEL" gen $whole "$app" -o "$o/s.c" 2>"$o/gen.err"; then
+	if ! bounded "$SKEL" gen "${whole:---main-only}" "$app" -o "$o/s.c" 2>"$o/gen.err"; then
 		result="gen: $(grep -m1 '^skel' "$o/gen.err" || tail -1 "$o/gen.err")"
 	else
 		t1=$(now)
