@@ -882,6 +882,23 @@ static const char *valgrind_program(void)
 	return bin;
 }
 
+/* Execs valgrind with the options PRE (N of them), then APP_PATH with
+ * APP_ARGV's arguments; valgrind gives its client that path as argv[0]
+ * (it has no way to pass another).  Returns only if the exec failed. */
+static void exec_valgrind(char *const *pre, size_t n, const char *app_path, char **app_argv)
+{
+	VEC(char *) av = {0};
+	vec_push(av, (char *)valgrind_program());
+	for (size_t i = 0; i < n; i++)
+		vec_push(av, pre[i]);
+	vec_push(av, (char *)app_path);
+	for (char **a = app_argv + 1; *a; a++)
+		vec_push(av, *a);
+	vec_push(av, (char *)NULL);
+	execvp(av.a[0], av.a);
+	free(av.a);
+}
+
 /* Before a run under lackey: the recorder plans the patched objects
  * under valgrind's lightest tool and keeps the plans in the cache
  * (SKEL_PLAN_ONLY: it leaves before the program's own code runs;
@@ -907,16 +924,8 @@ static void plan_under_valgrind(const char *lib, const char *patch_path,
 		setenv("SKEL_PATCH", patch_path, 1);
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
-		VEC(char *) av = {0};
-		char *pre[] = { (char *)valgrind_program(), "--tool=none", "-q",
-				"--trace-children=no" };
-		for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
-			vec_push(av, pre[i]);
-		vec_push(av, (char *)app_path);
-		for (char **a = app_argv + 1; *a; a++)
-			vec_push(av, *a);
-		vec_push(av, (char *)NULL);
-		execvp(av.a[0], av.a);
+		char *pre[] = { "--tool=none", "-q", "--trace-children=no" };
+		exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		_exit(127);
 	}
 	if (pid > 0)
@@ -1035,25 +1044,16 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		if (valgrind_log) {
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
-			VEC(char *) av = {0};
 			/* the recorder's guard-page flush and int3 sites read registers from the
 			 * fault's context: valgrind must keep them all exact.  Without
 			 * chasing: a block that went on through a trampoline's jump back
 			 * gave a fault after it the jump's rip (the program's handler
 			 * was unplaced), and lackey lost the block's accesses before
 			 * the fault (tests/signals.c segv) */
-			char *pre[] = { (char *)valgrind_program(), "--tool=lackey", "--trace-mem=yes",
+			char *pre[] = { "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn",
 					"--vex-guest-chase=no", "--trace-children=yes", logopt };
-			/* the file found; valgrind gives its client that path
-			 * as argv[0] (it has no way to pass another) */
-			for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
-				vec_push(av, pre[i]);
-			vec_push(av, (char *)app_path);
-			for (char **a = app_argv + 1; *a; a++)
-				vec_push(av, *a);
-			vec_push(av, (char *)NULL);
-			execvp(av.a[0], av.a);
+			exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		} else {
 			execv(app_path, app_argv);
 		}
