@@ -271,6 +271,40 @@ static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hi
 	return true;
 }
 
+/* Whether the system call at rb->insns[idx] is exit (60): the thread's
+ * last instruction.  rax is traced back along the straight-line code
+ * decoded before it, through register moves, to a `mov REG, 60`; *def
+ * gets that mov's address (skelgen checks that no other way leads from
+ * it to the syscall).  glibc's start_thread and the clone children end
+ * so, in a loop that a skeleton without words would never leave. */
+static bool thread_exit_syscall(const rbuild *rb, uint32_t idx, uint64_t *def)
+{
+	unsigned want = R_AX;
+	uint64_t a = rb->insns.a[idx].addr;
+	for (int n = 0; n < 8; n++) {
+		uint32_t k;
+		if (!addrmap_get(&rb->ends, a, &k))
+			return false;
+		const insn *in = &rb->insns.a[k];
+		if (in->flow != FLOW_NEXT)
+			return false;
+		a = in->addr;
+		if (!(in->writes & REG_BIT(want)))
+			continue;
+		if (in->op != OP_MOV || in->nopd != 2 || in->opd[0].type != OPD_REG ||
+		    in->opd[0].reg != want || in->opd[0].size < 4)
+			return false;
+		if (in->opd[1].type == OPD_IMM) {
+			*def = in->addr;
+			return in->opd[1].imm == 60;
+		}
+		if (in->opd[1].type != OPD_REG || in->opd[1].size < 4 || in->opd[1].high8)
+			return false;
+		want = in->opd[1].reg;
+	}
+	return false;
+}
+
 /* Decodes from `a` along fall-through until a control transfer. */
 static void trace_from(rbuild *rb, uint64_t a)
 {
@@ -294,6 +328,14 @@ static void trace_from(rbuild *rb, uint64_t a)
 		addrmap_put(&rb->ends, a + in.len, idx);
 		uint64_t next = a + in.len;
 
+		uint64_t def;
+		if (in.flow == FLOW_SYSCALL && thread_exit_syscall(rb, idx, &def)) {
+			/* the thread ends here: a halt whose target is the
+			 * mov that set rax (skelgen) */
+			rb->insns.a[idx].flow = FLOW_HALT;
+			rb->insns.a[idx].target = def;
+			return;
+		}
 		switch (in.flow) {
 		case FLOW_NEXT:
 		case FLOW_SYSCALL:

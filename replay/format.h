@@ -429,13 +429,20 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	return o == n && d == dend ? 0 : -1;
 }
 
+/* THREAD_END's flags (a payload of 8 bytes has none): the stream ended
+ * in the recorder's pthread key destructor, where the thread could not
+ * be followed to its exit system call: what libc ran after that (its
+ * thread exit code, later key destructors) is not in the trace. */
+#define VT_ENDED_IN_DESTRUCTOR 1u
+
 enum vt_chunk_type {
 	VT_THREAD_START = 1,	/* payload: vt_thread_start; a thread's first */
 	VT_VALUES = 2,		/* payload: u64 index of the first word in the
 				 * thread's stream, u64 number of words, then
 				 * the words in firing order, packed
 				 * (vt_pack), zero bytes to a multiple of 8 */
-	VT_THREAD_END = 3,	/* payload: u64 number of words recorded */
+	VT_THREAD_END = 3,	/* payload: u64 number of words recorded,
+				 * optionally u64 VT_ENDED_* flags */
 	VT_TRAMPOLINE_MAP = 4,	/* payload: vt_map_entry[] */
 	VT_END = 5,		/* payload: vt_end; last chunk of a clean exit */
 	VT_CRASH = 6,		/* payload: vt_crash; a fatal signal in `thread` */

@@ -891,6 +891,7 @@ __attribute__((constructor)) static void rec_init(void)
 	rec_header_write(&R.set.obj[0]);
 	rec_maps_write(R.obj, pd, n);
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
+	rec_exit_init();
 	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0, 0);
 	pthread_setspecific(R.key, main_t);
 	rec_heap_init();

@@ -77,6 +77,10 @@ typedef struct rec_thread {
 	_Atomic int lock;	/* sent, written, ended, started, ts, the
 				   cursor reset and the reading of *cursor
 				   from other threads */
+	_Atomic int dead;	/* its clear-child-tid word once watched
+				   (rec_exit.c): 0 when it has exited */
+	int *ctid;		/* libc's, which the reaper clears for it */
+	_Atomic int reaped;
 	struct rec_sigq *sigq;	/* signals held for its next probe
 				   (rec_sig.c), NULL until the first */
 	uint8_t *zmem;		/* its compressor (rec_zstd.c): mapped at
@@ -181,6 +185,7 @@ typedef struct rec_state {
 	int plan_check;		/* SKEL_PLAN_CHECK=1 */
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */
+	unsigned long main_fs;	/* the main thread's fs base (rec_exit.c) */
 	size_t zsize;		/* a compressor's context, 0: files get raw
 				   VALUES (a pipe, or SKEL_COMPRESS=0) */
 } rec_state;
@@ -403,6 +408,16 @@ void rec_prestart_release(void);
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);
+/* A raw clone (no libc): the child runs stack[0](stack[1]) and exits. */
+long rec_clone_raw(unsigned long flags, void *stack, unsigned long tls);
+/* rec_exit.c: the calling thread's stream goes on to its exit system
+ * call, where the reaper closes it (0: cannot, end it now); the streams
+ * of threads dead there closed now (process exit); fork's child. */
+int rec_exit_watch(rec_thread *t);
+void rec_exit_reap(void);
+void rec_exit_forked(void);
+void rec_exit_init(void);
+void rec_thread_close_dead(rec_thread *t);
 void rec_flush_all_dying(void);
 void rec_flusher_start(void);
 void rec_stats(const char *when);

@@ -526,9 +526,17 @@ void rec_flush_upto(rec_thread *t, uint64_t *end, int reset)
 	rec_restore_mask(&old);
 }
 
+/* THREAD_END: t has written all its words; `flags` VT_ENDED_*. */
+static void rec_end_chunk(const rec_thread *t, uint64_t flags)
+{
+	uint64_t p[2] = { t->written, flags };
+	rec_chunk(VT_THREAD_END, t->index, p, flags ? sizeof p : sizeof p[0]);
+}
+
 /* Flush of the calling thread outside a signal handler: signals are
  * blocked so that a handler running probed code cannot store into the
- * buffer between the write and the reset.  `end` also closes the stream. */
+ * buffer between the write and the reset.  `end` also closes the stream
+ * (end - 1: VT_ENDED_* flags). */
 static void rec_flush_self(int end)
 {
 	sigset_t old;
@@ -538,8 +546,7 @@ static void rec_flush_self(int end)
 		rec_flush_upto(t, rec_cursor, 1);
 		if (end) {
 			rec_lock(&t->lock);
-			uint64_t n = t->written;
-			rec_chunk(VT_THREAD_END, t->index, &n, sizeof n);
+			rec_end_chunk(t, (uint64_t)(end - 1));
 			t->ended = 1;
 			rec_unlock(&t->lock);
 		}
@@ -547,11 +554,11 @@ static void rec_flush_self(int end)
 	rec_restore_mask(&old);
 }
 
-static void rec_thread_end(rec_thread *t)
+static void rec_thread_end(rec_thread *t, uint32_t flags)
 {
 	if (!t || t == &R.sink || t->ended)
 		return;
-	rec_flush_self(1);
+	rec_flush_self(1 + (int)flags);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
@@ -559,10 +566,38 @@ static void rec_thread_end(rec_thread *t)
 	rec_z_drop(t);
 }
 
-/* pthread key destructor: thread exit (return or pthread_exit). */
+/* pthread key destructor: thread exit (return or pthread_exit).  The
+ * stream goes on to the exit system call when the reaper can close it
+ * there (rec_exit.c); else it ends here, and says so. */
 void rec_on_thread_exit(void *p)
 {
-	rec_thread_end(p);
+	if (!rec_exit_watch(p))
+		rec_thread_end(p, VT_ENDED_IN_DESTRUCTOR);
+}
+
+/* The stream of a thread that died in its exit system call: its words
+ * up to the cursor its TLS still holds (the stack is not reused before
+ * the reaper says the thread is gone), THREAD_END, its buffer unmapped.
+ * By another thread: the reaper, or the one that exits the process. */
+void rec_thread_close_dead(rec_thread *t)
+{
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&R.pass);
+	rec_lock(&t->lock);
+	int was = t->ended;
+	if (!was) {
+		rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+		rec_end_chunk(t, 0);
+		t->ended = 1;
+	}
+	rec_unlock(&t->lock);
+	if (!was) {
+		rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES);
+		rec_z_drop(t);
+	}
+	rec_unlock(&R.pass);
+	rec_restore_mask(&old);
 }
 
 /* Every live thread's words up to its cursor, written without stopping
@@ -617,18 +652,18 @@ void rec_flush_all_dying(void)
  * clone() runs its child's first instructions in libc. */
 static char rec_flusher_stack[64 * 1024] __attribute__((aligned(64)));
 
-/* rec_clone_raw(flags, stack): stack[0] is the function, stack[1] its
- * argument; the child pops both, calls, and exits the thread. */
-long rec_clone_raw(unsigned long flags, void *stack);
+/* rec_clone_raw(flags, stack, tls): stack[0] is the function, stack[1]
+ * its argument; the child pops both, calls, and exits the thread.  tls:
+ * the child's fs base with CLONE_SETTLS. */
 __asm__(".text\n"
 	".globl rec_clone_raw\n"
 	".hidden rec_clone_raw\n"
 	".type rec_clone_raw, @function\n"
 	"rec_clone_raw:\n"
 	"	mov $56, %eax\n"		/* SYS_clone */
+	"	mov %rdx, %r8\n"
 	"	xor %edx, %edx\n"
 	"	xor %r10d, %r10d\n"
-	"	xor %r8d, %r8d\n"
 	"	syscall\n"
 	"	test %rax, %rax\n"
 	"	jnz 1f\n"
@@ -667,7 +702,7 @@ void rec_flusher_start(void)
 	top[0] = (void *)rec_flusher;
 	top[1] = NULL;
 	if (rec_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-			  CLONE_THREAD | CLONE_SYSVSEM, top) < 0)
+			  CLONE_THREAD | CLONE_SYSVSEM, top, 0) < 0)
 		rec_say("cannot start the online flusher; words reach the replayer "
 			"every %lu KiB", REC_BUF_BYTES / 1024);
 	rec_restore_mask(&old);
@@ -693,7 +728,8 @@ void rec_finish(uint32_t how)
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
 	rec_started();	/* from here on, nothing of this thread is recorded */
-	rec_thread_end(rec_self);
+	rec_exit_reap();	/* threads dead in their exit system call */
+	rec_thread_end(rec_self, 0);
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&R.pass);

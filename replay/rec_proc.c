@@ -172,6 +172,7 @@ void rec_atfork_child(void)
 				 R.image << 16 };
 	R.pid = pid;
 	R.execed = 0;
+	rec_exit_forked();
 	rec_fork_streams_reset(t);
 	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
 	rec_thread_start_now(t);

@@ -2,7 +2,7 @@
 # -include'd by the top GNUmakefile.
 
 REC_SRC     = replay/rec.c replay/rec_plan.c replay/rec_emit.c replay/rec_buf.c replay/rec_cache.c \
-              replay/rec_sig.c replay/rec_proc.c replay/rec_heap.c replay/patch.c
+              replay/rec_sig.c replay/rec_proc.c replay/rec_heap.c replay/rec_exit.c replay/patch.c
 REC_PIC_OBJ = $(REC_SRC:%.c=build/pic/%.o) build/pic/rec_zstd_all.o
 REPLAY_HDRS = replay/format.h replay/rec.h
 

@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,7 +260,8 @@ static bool other_object(const sk_module *m, uint64_t a)
 
 /* The objects the trace does not cover, named once (whole-process
  * recordings only: with the executable alone, that is the user's choice). */
-static uint32_t nthreads_seen;	/* streams replayed */
+static _Atomic uint32_t nthreads_short;	/* streams ended in the recorder's
+						 * key destructor */
 
 static void report_uncovered(const char *what)
 {
@@ -271,12 +273,14 @@ static void report_uncovered(const char *what)
 	}
 	if (!whole)
 		return;
-	/* the recorder ends a thread's stream in its pthread key destructor:
-	 * what libc's thread exit does after that is not recorded */
-	if (libc && nthreads_seen > 1)
+	/* a recorder that could not follow a thread to its exit system call
+	 * ended its stream in its pthread key destructor: what libc's
+	 * thread exit does after that is not recorded */
+	uint32_t nshort = atomic_load(&nthreads_short);
+	if (libc && nshort)
 		fprintf(stderr, "skel: %s: not traced: the accesses of libc's thread exit code "
-			"after the destructors of each thread but the first (%u)\n", what,
-			nthreads_seen - 1);
+			"after the recorder's key destructor, in %u thread%s\n", what,
+			nshort, nshort == 1 ? "" : "s");
 	char names[1024];
 	size_t len = 0;
 	int n = 0;
@@ -1548,6 +1552,12 @@ int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 	return dead;
 }
 
+void sk_thread_exit(sk_thread *t, uint64_t pc)
+{
+	uint64_t w = t->w < t->end ? *t->w : sk_peek_more(t);
+	sk_desync(t, pc, "the thread's exit system call, with words of its stream left", w);
+}
+
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got)
 {
 	stream *s = t->sink;
@@ -1934,7 +1944,6 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.thread = thread;
 	s->t.bias = bias;
 	s->t.sink = s;
-	nthreads_seen++;
 	s->t.count_only = format == F_COUNT && !stats && !reporting;
 	s->t.crash_pc = UINT64_MAX;
 	s->fline = UINT64_MAX;
@@ -2410,6 +2419,26 @@ static void stream_prefix(stream *s, const prefix *p)
 
 /* A replay without --pid: the children the process forked, and how to
  * replay each (their files), or that one was not recorded. */
+/* Threads still running when the process exited (no THREAD_END): the
+ * recorder wrote their words up to then, but they ran on until the kernel
+ * stopped them, somewhere between two values. */
+static void report_running(const char *values, const vt_streams *st)
+{
+	unsigned n = 0;
+	uint32_t first = 0;
+	if (!st->complete)
+		return;
+	for (size_t k = 0; k < st->n; k++)
+		if (!st->s[k].ended && !st->s[k].crashed && !n++)
+			first = st->s[k].thread;
+	if (n)
+		fprintf(stderr, "skel: %s: %u thread%s (thread %u%s) still running when the "
+			"process exited: %s trace ends at its last recorded value, and the "
+			"accesses the skeleton computes after that value (up to the next) may "
+			"not all have been made before the thread was stopped\n", values, n,
+			n == 1 ? "" : "s", first, n == 1 ? "" : " first", n == 1 ? "its" : "each one's");
+}
+
 static void report_forks(const char *values, const vt_streams *st, bool quiet)
 {
 	for (size_t i = 0; i < st->nforks; i++) {
@@ -2601,6 +2630,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 					   "the file was recorded by a skel that did not place "
 					   "handlers in the stream");
 	}
+	report_running(values, &st);
 	report_forks(root, &st, quiet);
 	report_spawns(values, st.nspawns, &st.spawn);
 	if (pre) {
@@ -2856,8 +2886,14 @@ static int replay_fd(FILE *out, bool quiet)
 			pthread_mutex_lock(&mu);
 			if (c.type == VT_THREAD_START)
 				s->start = *(vt_thread_start *)p;
-			if (c.type == VT_THREAD_END)
+			if (c.type == VT_THREAD_END) {
 				s->finished = true;
+				uint64_t fl = 0;
+				if (c.payload_bytes >= 16)
+					memcpy(&fl, (uint8_t *)p + 8, 8);
+				if (fl & VT_ENDED_IN_DESTRUCTOR)
+					atomic_fetch_add(&nthreads_short, 1);
+			}
 			if (c.type == VT_SIGNAL && !s->signalled) {
 				/* an older recorder's: the words after it are
 				 * the handler's, the thread's replay ends here */

@@ -125,6 +125,9 @@ uint64_t sk_peek_more(sk_thread *t);
 /* A word that is not the one the skeleton expects: the stream and the
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
+/* The thread's exit system call at pc: its stream must end here (the
+ * recorder ends it there).  Does not return. */
+void sk_thread_exit(sk_thread *t, uint64_t pc);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr);
 /* The thread may have died at this access (no words left, pc is the
  * crash pc): if so (and its bytes hold the faulting address, when known)

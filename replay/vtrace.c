@@ -140,7 +140,7 @@ static int vt_payload_ok(const vt_chunk_header *h)
 	case VT_ZVALUES:
 		return h->payload_bytes >= sizeof(vt_zvalues) && h->payload_bytes % 8 == 0;
 	case VT_THREAD_END:
-		return h->payload_bytes == 8;
+		return h->payload_bytes == 8 || h->payload_bytes == 16;
 	case VT_TRAMPOLINE_MAP:
 		return h->payload_bytes % sizeof(vt_map_entry) == 0;
 	case VT_END:

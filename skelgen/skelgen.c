@@ -856,6 +856,22 @@ static bool has_target_probe(const rgen *g, uint32_t i)
 	return false;
 }
 
+/* Whether no other way leads into the straight-line code from the mov
+ * at `def` to the exit syscall ending block bi (cfg.c: rax traced back
+ * along it): each block on the way has one predecessor, falling into it. */
+static bool exit_rax_sure(const routine *r, uint32_t bi, uint64_t def)
+{
+	for (int n = 0; n < 4; n++) {
+		const block *b = &r->blocks[bi];
+		if (def >= b->start && def < b->end)
+			return true;
+		if (b->npred != 1 || r->blocks[b->pred[0]].end != b->start || bi == 0)
+			return false;
+		bi = b->pred[0];
+	}
+	return false;
+}
+
 static void emit_terminator(rgen *g, uint32_t bi)
 {
 	const routine *r = g->r;
@@ -872,8 +888,19 @@ static void emit_terminator(rgen *g, uint32_t bi)
 	case FLOW_IJUMP:
 		emit_indirect_jump(g, bi, i);
 		return;
-	case FLOW_RET:
 	case FLOW_HALT:
+		/* exit: the thread's stream ends here (sk_thread_exit) */
+		if (in->op == OP_SYSCALL) {
+			if (exit_rax_sure(r, bi, in->target))
+				fprintf(f, "\tsk_thread_exit(t, 0x%" PRIx64 "ull);\n", in->addr);
+			else
+				fprintf(f, "\tsk_desync(t, 0x%" PRIx64 "ull, \"a system call the "
+					"analysis took for exit, reached another way\", 0);\n",
+					in->addr);
+		}
+		fputs("\treturn;\n", f);
+		return;
+	case FLOW_RET:
 		fputs("\treturn;\n", f);
 		return;
 	case FLOW_CALL:

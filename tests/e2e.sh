@@ -42,11 +42,10 @@ done
 # access compared with lackey.  make check: libc's qsort calling back into
 # the program (tests/whole.sh checks a library of ours and libc); check-full:
 # every sample at -O0 and -O2, PIE and not.  libc's module is made once
-# into build/test-cache (tests/whole.sh makes it too).  Not threads: what
-# libc's thread exit does after the recorder ends a thread's stream is not
-# recorded, and the replay says so (below)
+# into build/test-cache (tests/whole.sh makes it too; it checks threads
+# ending every way too, tests/thexit.c)
 if [ -n "$SKEL_FULL" ]; then
-	wbuilds=$(ls build/samples/ | grep -E -- '-O[02]-(pie|nopie)$' | grep -v '^threads-')
+	wbuilds=$(ls build/samples/ | grep -E -- '-O[02]-(pie|nopie)$')
 else
 	wbuilds="qsort_cb-O2-pie"
 fi
@@ -71,14 +70,6 @@ $skel check -- "$sh" -c 'i=0; while [ $i -lt 20 ]; do i=$((i+1)); done; echo $i'
 	bad "skel check of $sh: $(grep -v '^skel: gen' "$tmp/sh.err" | head -4)"
 [ "$(cat "$tmp/sh.out")" = 20 ] || bad "skel check of $sh: output $(cat "$tmp/sh.out")"
 grep -q '^check: \([0-9]*\) of \1 accesses match' "$tmp/sh.err" || bad "skel check of $sh not exact"
-
-# threads, whole process (check-full): not exact, and loud about why
-if [ -n "$SKEL_FULL" ]; then
-	XDG_CACHE_HOME="$(pwd)/build/test-cache" $skel check --whole-process -- build/samples/threads-O2-pie \
-		>/dev/null 2>"$tmp/check.err" && bad "threads whole process: skel check passed; the README says it cannot yet"
-	grep -q "not traced: the accesses of libc's thread exit code" "$tmp/check.err" ||
-		bad "threads whole process: the gap at thread exit not named: $(grep -v '^skel: gen' "$tmp/check.err" | head -5)"
-fi
 
 # the oracle comparison can fail: one wrong address in the skeleton is caught
 app=build/samples/matmul-O2-pie

@@ -430,6 +430,58 @@ static void test_constant_inside_insn_no_label(void **state)
 	drop_program(p, cpath, bin);
 }
 
+/* exit(2) ends a thread (cfg.c thread_exit_syscall): the block ends at
+ * the syscall, with no successor, when rax is 60 on the straight line
+ * before it (through a register move, as glibc's start_thread does it);
+ * a syscall whose number is something else (39, getpid), or comes from
+ * memory, falls through as before. */
+static void test_exit_syscall_ends_the_thread(void **state)
+{
+	(void)state;
+	static const char src[] =
+		"__attribute__((noinline)) void thr_exit(void) {\n"
+		"  __asm__ volatile(\"mov $60, %%edx\\n1: xor %%edi, %%edi\\n\"\n"
+		"    \"mov %%edx, %%eax\\nsyscall\\njmp 1b\\n\" ::: \"memory\"); }\n"
+		"__attribute__((noinline)) long pid(long *p) { long r;\n"
+		"  __asm__ volatile(\"mov $39, %%eax\\nsyscall\\nmov (%1), %%rdx\\n\"\n"
+		"    \"mov %%rdx, %%rax\\nsyscall\" : \"=a\"(r) : \"r\"(p) : \"rcx\", \"r11\", \"rdx\", \"memory\");\n"
+		"  return r; }\n"
+		"int main(int argc, char **argv) { long x = 39; (void)argv;\n"
+		"  if (argc > 5) thr_exit(); return (int)pid(&x) & 0; }\n";
+	char cpath[80], bin[80];
+	program *p = build_and_load(src, sizeof src - 1, "-O1 -no-pie -fno-pie", cpath, bin);
+	int seen = 0;
+	for (uint32_t i = 0; i < p->nroutines; i++) {
+		const routine *r = &p->routines[i];
+		bool ex = !strcmp(r->name, "thr_exit"), pd = !strcmp(r->name, "pid");
+		if (!ex && !pd)
+			continue;
+		seen++;
+		unsigned exits = 0, falls = 0;
+		for (uint32_t b = 0; b < r->nblocks; b++) {
+			const block *bl = &r->blocks[b];
+			for (uint32_t k = bl->first; k < bl->first + bl->ninsn; k++) {
+				const insn *in = &r->insns[k];
+				if (in->op != OP_SYSCALL)
+					continue;
+				if (in->flow == FLOW_HALT) {
+					exits++;
+					assert_true(k == bl->first + bl->ninsn - 1);
+					assert_int_equal(bl->nsucc, 0);
+				} else {
+					falls++;
+				}
+			}
+		}
+		if (ex && (exits != 1 || falls != 0))
+			fail_msg("thr_exit: %u exit syscalls, %u others (want 1, 0)", exits, falls);
+		if (pd && (exits != 0 || falls != 2))
+			fail_msg("pid: %u exit syscalls, %u others (want 0, 2)", exits, falls);
+	}
+	assert_int_equal(seen, 2);
+	drop_program(p, cpath, bin);
+}
+
 /* The registers a direct call may change (clobber.c): only what the
  * callee writes, through its own calls too (a fixed point over a cycle),
  * of the ABI's caller-saved set; a callee that calls out of the program
@@ -658,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_possible_entries_start_blocks),
 		cmocka_unit_test(test_orphan_after_noreturn_call_is_a_routine),
 		cmocka_unit_test(test_constant_inside_insn_no_label),
+		cmocka_unit_test(test_exit_syscall_ends_the_thread),
 		cmocka_unit_test(test_call_clobbers_what_the_callee_writes),
 		cmocka_unit_test(test_jump_table_into_cold_part),
 		cmocka_unit_test(test_table_bound_on_taken_jump),

@@ -119,6 +119,22 @@ echo "whole: default scope: $(grep -m1 "^check: [0-9]" "$tmp/dc.err"); $(grep "^
 dt_n=$(sed -n 's/^total: \([0-9]*\) .*/\1/p' "$tmp/dt")
 [ -n "$dt_n" ] && [ "$dt_n" -gt "$whole_n" ] || bad "default trace: $dt_n accesses, no more than with libwhole.so alone ($whole_n)"
 grep -q 'not traced.*libc.so' "$tmp/dt.err" && bad "default trace names libc as not traced"
+# threads followed to their exit system call: libc's thread exit code
+# (after the recorder's key destructor: the program's destructors, the
+# tcache's release, the stack's) is recorded, so the replay neither stops
+# short nor runs on past the exit; 30 rounds reuse stacks and TLS
+$cc -O2 -pthread -o "$tmp/thexit" tests/thexit.c || bad "cannot build tests/thexit.c"
+./skel gen "$tmp/thexit" -o "$tmp/tx.c" 2>/dev/null || bad "gen thexit"
+./skel record "$tmp/tx.c" -o "$tmp/txv" -- "$tmp/thexit" 30 >"$tmp/tx.out" 2>"$tmp/txr.err" || bad "record thexit: $(tail -2 "$tmp/txr.err")"
+[ "$(cat "$tmp/tx.out")" = "$("$tmp/thexit" 30)" ] || bad "thexit's output under record differs"
+./skel replay "$tmp/tx.c" "$tmp/txv" --format count -o "$tmp/txc" 2>"$tmp/txp.err" || bad "replay thexit: $(tail -2 "$tmp/txp.err")"
+grep -q 'desynchronised\|not traced: the accesses of libc.s thread exit\|still running' "$tmp/txp.err" &&
+	bad "replay of thexit: $(grep -v 'no skeleton' "$tmp/txp.err" | head -3)"
+grep -q '^total: [1-9]' "$tmp/txc" || bad "replay of thexit: no accesses"
+./skel check -- "$tmp/thexit" 2 >/dev/null 2>"$tmp/txk.err" || bad "check thexit: $(grep -v '^skel: gen' "$tmp/txk.err" | head -6)"
+grep -q '^check: \([0-9]*\) of \1 accesses match.* 9 threads$' "$tmp/txk.err" ||
+	bad "check thexit not exact over its 9 threads: $(grep '^check' "$tmp/txk.err" | head -2)"
+echo "whole: thread exits: $(grep -m1 '^check: [0-9]' "$tmp/txk.err")"
 ./skel check --main-only "$tmp/d.c" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'SKEL decides what is traced' "$tmp/err" || bad "check --main-only SKEL: $(cat "$tmp/err")"
 export XDG_CACHE_HOME="$tmp/cache" SKEL_SCOPE=main
