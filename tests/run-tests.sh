@@ -1,6 +1,13 @@
 #!/bin/sh
 # Runs every test program; prints one closing line "N passed, N failed".
 # SKEL_FULL=1 (make check-full) adds the slow cases.
+#
+# The unit tests run one after the other; the scripts run SKEL_TEST_JOBS
+# at a time (default: one per processor), longest first: most of their
+# time is valgrind, which uses one processor.  Each script's output is
+# printed whole when it ends, with its time.  The scripts share nothing
+# but build/ (and build/test-cache, whose files are written under a
+# temporary name and renamed).
 cd "$(dirname "$0")/.." || exit 1
 pass=0; fail=0; failed=""
 for t in build/san/tests/test_*; do
@@ -8,20 +15,41 @@ for t in build/san/tests/test_*; do
 	echo "== $t"
 	if ASAN_OPTIONS=detect_leaks=1 "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
 done
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+# longest first (seconds on the 2-core machine, serial), then the rest
+order="e2e whole damage signals longjmp fork transparency shlib kernels bid cli scanloop"
+list=""
+for n in $order; do
+	[ -f "tests/$n.sh" ] && list="$list tests/$n.sh"
+done
 for t in tests/*.sh; do
 	# fuzz-exact.sh is `make fuzz-exact`, not a test of make check
 	case "$t" in */run-tests.sh|*/fuzz-exact.sh) continue;; esac
-	echo "== $t"
-	t0=$(date +%s)
-	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
-	echo "== $t: $(($(date +%s) - t0)) s"
+	case " $list " in *" $t "*) continue;; esac
+	list="$list $t"
 done
-# the real-program corpus (tests/real/run.sh): Debian commands under skel check
-if [ -n "$SKEL_FULL" ]; then
-	t=tests/real/run.sh
-	echo "== $t"
-	if sh "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
-fi
+[ -n "$SKEL_FULL" ] && list="$list tests/real/run.sh"
+
+jobs=${SKEL_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+export logs
+# one script: its output to its log, its status and time beside it, the
+# log printed whole (under a lock: two ends at once do not interleave)
+one='t=$1; n=$(echo "$t" | tr / _); t0=$(date +%s)
+sh "$t" >"$logs/$n.log" 2>&1; echo $? >"$logs/$n.rc"
+echo "== $t: $(($(date +%s) - t0)) s" >>"$logs/$n.log"
+flock "$logs/print" sh -c "echo \"== $t\"; cat \"$logs/$n.log\""'
+for t in $list; do echo "$t"; done | xargs -P "$jobs" -n 1 sh -c "$one" sh
+
+for t in $list; do
+	n=$(echo "$t" | tr / _)
+	if [ "$(cat "$logs/$n.rc" 2>/dev/null)" = 0 ]; then
+		pass=$((pass+1))
+	else
+		fail=$((fail+1)); failed="$failed $t"
+	fi
+done
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
