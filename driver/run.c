@@ -1042,6 +1042,8 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		 * value file and the lackey log of each image: formats.md) */
 		setenv("SKEL_EXEC", "0", 1);
 		if (valgrind_log) {
+			/* the trampoline maps, for the comparison (rec.c) */
+			setenv("SKEL_MAPS", "1", 1);
 			char logopt[PATH_MAX + 16];
 			snprintf(logopt, sizeof logopt, "--log-file=%s", valgrind_log);
 			/* the recorder's guard-page flush and int3 sites read registers from the

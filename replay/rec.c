@@ -666,13 +666,16 @@ static void rec_map_keep(rec_object *o, rec_pending *pd)
 	o->nmap = m;
 }
 
-/* The maps go to the value file (the oracle's comparison), and stay
- * with their objects (rec_displaced_pc). */
+/* The maps stay with their objects (rec_displaced_pc), and go to the
+ * value file for skel check (SKEL_MAPS=1): lackey sees the displaced
+ * instructions at their trampolines' addresses, which the comparison maps
+ * back.  Nothing else reads them, and libc's is megabytes. */
 static void rec_maps_write(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,
-			  pd[i].nmap * sizeof *pd[i].map);
+		if (R.write_maps)
+			rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,
+				  pd[i].nmap * sizeof *pd[i].map);
 		rec_map_keep(&o[i], &pd[i]);
 		pd[i].map = NULL;
 	}
@@ -804,6 +807,8 @@ __attribute__((constructor)) static void rec_init(void)
 	const char *ppath = getenv("SKEL_PATCH");
 	const char *vpath = getenv("SKEL_VALUES");
 	const char *verb = getenv("SKEL_VERBOSE");
+	const char *maps = getenv("SKEL_MAPS");
+	R.write_maps = maps && !strcmp(maps, "1");
 	R.verbose = verb && !strcmp(verb, "1");
 	/* testing: every site an int3 (tests/transparency.sh) */
 	const char *i3e = getenv("SKEL_INT3");

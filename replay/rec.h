@@ -186,6 +186,7 @@ typedef struct rec_state {
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */
 	unsigned long main_fs;	/* the main thread's fs base (rec_exit.c) */
+	int write_maps;		/* SKEL_MAPS=1: trampoline maps in the file */
 	size_t zsize;		/* a compressor's context, 0: files get raw
 				   VALUES (a pipe, or SKEL_COMPRESS=0) */
 } rec_state;

@@ -370,7 +370,8 @@ static void run_prog(run *r, const char *prog, const char *patchpath,
 		snprintf(e1, sizeof e1, "LD_PRELOAD=%s", lib);
 		snprintf(e2, sizeof e2, "SKEL_PATCH=%s", patchpath);
 		snprintf(e3, sizeof e3, "SKEL_VALUES=%s", valp);
-		env[n++] = e1, env[n++] = e2, env[n++] = e3;
+		/* the trampoline maps too (only skel check asks for them) */
+		env[n++] = e1, env[n++] = e2, env[n++] = e3, env[n++] = "SKEL_MAPS=1";
 	}
 	if (extra)
 		env[n++] = (char *)extra;
@@ -1371,7 +1372,7 @@ static void test_dlopened_library_is_patched_when_mapped(void **state)
 	snprintf(outp, sizeof outp, "%s/out", tdir);
 	snprintf(valp, sizeof valp, "%s/vals", tdir);
 	snprintf(shell, sizeof shell,
-		 "rm -f %s; LD_PRELOAD=%s SKEL_PATCH=%s SKEL_VALUES=%s %s dlopen 5 %s > %s",
+		 "rm -f %s; LD_PRELOAD=%s SKEL_MAPS=1 SKEL_PATCH=%s SKEL_VALUES=%s %s dlopen 5 %s > %s",
 		 valp, lib, wp_patch(wp_dl), valp, wp_dl, wp_lib, outp);
 	int st = system(shell);
 	assert_true(WIFEXITED(st));
