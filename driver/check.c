@@ -345,8 +345,25 @@ static void print_objects(const acc_vec *oracle)
 	free(n);
 }
 
-/* Matches lackey's sequence as an interleaving of the thread streams,
- * preferring the thread that matched last. */
+/* How many of the oracle's accesses from i on thread tt's stream makes
+ * next, at most LOOKAHEAD. */
+#define LOOKAHEAD 4096
+static size_t run_ahead(const acc_vec *oracle, size_t i, const thread_trace *tt)
+{
+	size_t m = 0;
+	while (m < LOOKAHEAD && i + m < oracle->n && tt->pos + m < tt->a.n &&
+	       same(&tt->a.a[tt->pos + m], &oracle->a[i + m]))
+		m++;
+	return m;
+}
+
+/* Matches lackey's sequence as an interleaving of the thread streams.
+ * When several threads' next access is the oracle's (threads running the
+ * same code on shared data: malloc's arena, a lock; a thread starting on
+ * the stack of one that ended), the one that goes on matching longest
+ * made it (valgrind runs a thread for many blocks at a time); on a tie
+ * the thread that matched last, else the oldest (threads are numbered as
+ * they first run). */
 static int compare(const acc_vec *oracle, thread_vec *threads)
 {
 	size_t cur = 0, total = 0, elided = 0;
@@ -355,14 +372,31 @@ static int compare(const acc_vec *oracle, thread_vec *threads)
 	for (size_t i = 0; i < oracle->n; i++) {
 		acc o = oracle->a[i];
 		bool ok = false;
-		for (size_t k = 0; k < threads->n && !ok; k++) {
-			size_t t = (cur + k) % threads->n;
+		size_t best = 0, best_run = 0;
+		for (size_t k = 0; k <= threads->n; k++) {
+			/* cur, then the others in creation order: a thread
+			 * that starts as an older one did (a stack reused,
+			 * the same start-up) comes after it */
+			size_t t = k == 0 ? cur : k - 1;
+			if (k && t == cur)
+				continue;
 			thread_trace *tt = &threads->a[t];
-			if (tt->pos < tt->a.n && same(&tt->a.a[tt->pos], &o)) {
-				tt->pos++;
-				cur = t;
+			if (tt->pos >= tt->a.n || !same(&tt->a.a[tt->pos], &o))
+				continue;
+			if (!ok) {
 				ok = true;
+				best = t;
+				continue;	/* alone: no look ahead */
 			}
+			if (!best_run)
+				best_run = run_ahead(oracle, i, &threads->a[best]);
+			size_t r = run_ahead(oracle, i, tt);
+			if (r > best_run)
+				best = t, best_run = r;
+		}
+		if (ok) {
+			threads->a[best].pos++;
+			cur = best;
 		}
 		thread_trace *ct = &threads->a[cur];
 		if (!ok && ct->pos < ct->a.n && and_zero_elided(&ct->a.a[ct->pos])) {
