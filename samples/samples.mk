@@ -7,6 +7,7 @@ SAMPLE_PIES = pie nopie
 SAMPLE_BINS = $(foreach n,$(SAMPLE_NAMES),$(foreach o,$(SAMPLE_OPTS),$(foreach p,$(SAMPLE_PIES),\
 	build/samples/$(n)-$(o)-$(p) build/samples/$(n)-$(o)-$(p)-stripped)))
 SAMPLE_CFLAGS = -g -Wall
+SAMPLE_LIBS_libmloop = -lm
 
 samples: $(SAMPLE_BINS)
 
@@ -15,7 +16,7 @@ pieflag = $(if $(filter nopie,$(1)),-fno-pie -no-pie,-fpie -pie)
 define sample_rule
 build/samples/$(1)-$(2)-$(3): samples/$(1).c
 	@mkdir -p build/samples
-	$$(CC) -$(2) $$(SAMPLE_CFLAGS) $$(call pieflag,$(3)) -o $$@ $$< -lpthread
+	$$(CC) -$(2) $$(SAMPLE_CFLAGS) $$(call pieflag,$(3)) -o $$@ $$< -lpthread $$(SAMPLE_LIBS_$(1))
 build/samples/$(1)-$(2)-$(3)-stripped: build/samples/$(1)-$(2)-$(3)
 	strip -o $$@ $$<
 endef
