@@ -87,15 +87,25 @@ typedef struct cobj {
 	bool open;
 	uint64_t bias, lo, hi;	/* runtime extent; lo = hi = 0: unknown */
 	const char *path;
+	uint32_t batch;		/* mapped by the batch-th dlopen (vt_objects) */
 } cobj;
 
 static cobj *cobjs;	/* the objects compared (cobjs_open) */
 static size_t ncobjs;
+/* the runs of the recorder's late marker seen in lackey's log: an object a
+ * dlopen mapped is compared from its batch's run on (its constructors ran
+ * before the recorder patched it: not in the trace) */
+static uint32_t late_seen;
+
+static bool cobj_live(const cobj *o)
+{
+	return o->open && o->batch <= late_seen;
+}
 
 static cobj *cobj_at(cobj *o, size_t n, uint64_t a)
 {
 	for (size_t i = 0; i < n; i++)
-		if (o[i].open && (o[i].lo < o[i].hi ? a >= o[i].lo && a < o[i].hi
+		if (cobj_live(&o[i]) && (o[i].lo < o[i].hi ? a >= o[i].lo && a < o[i].hi
 				  : in_analyzed_text(&o[i].b, a - o[i].bias)))
 			return &o[i];
 	return NULL;
@@ -189,6 +199,7 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 	size_t push_at = SIZE_MAX;	/* its push's store, in out */
 	/* a forked child's log starts after the fork, recorder in place */
 	bool started = !s->objects.marker || child;
+	late_seen = 0;
 	const cobj *po = NULL;	/* the object pc is in */
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
@@ -213,11 +224,15 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 			}
 			if (a == s->objects.marker)	/* the recorder's end */
 				break;
+			if (s->objects.late_marker && a == s->objects.late_marker) {
+				late_seen++;
+				continue;
+			}
 			if ((o = cobj_at(objs, nobj, a)) && in_analyzed_text(&o->b, a - o->bias)) {
 				pc = a;
 				mode = 1;
 			} else if ((m = map_find(s, a)) && VT_MAP_OBJECT(m->kind) < nobj &&
-				   objs[VT_MAP_OBJECT(m->kind)].open) {
+				   cobj_live(&objs[VT_MAP_OBJECT(m->kind)])) {
 				o = &objs[VT_MAP_OBJECT(m->kind)];
 				pc = m->pc + o->bias;
 				uint32_t k = VT_MAP_KIND(m->kind);
@@ -481,6 +496,7 @@ static int cobjs_open(const vt_streams *s, const char *app_path, uint64_t bias)
 			return -1;
 		}
 		c->open = true;
+		c->batch = s->objects.batch ? s->objects.batch[i] : 0;
 		c->bias = o->bias;
 		c->lo = o->lo;
 		c->hi = o->hi;

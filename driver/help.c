@@ -30,7 +30,8 @@ static const char intro[] =
 static const help tracing[] = {
 { "gen",
 "  skel gen APP [-o SKEL.c] [--patch FILE] [--all-accesses] [--no-slice]\n"
-"          [--main-only] [--object LIB]... [--omega W [--chunk C]]\n"
+"          [--main-only] [--object LIB]... [--plugin PATH]...\n"
+"          [--omega W [--chunk C]]\n"
 "                                the C skeleton of APP (stdout by default); it embeds\n"
 "                                the patch and APP's identity.  --all-accesses: the\n"
 "                                full-tracing baseline (every address recorded).\n"
@@ -45,8 +46,10 @@ static const help tracing[] = {
 "                                --main-only: the executable alone (SKEL_SCOPE=main\n"
 "                                makes that the default; --whole-process undoes it);\n"
 "                                --object LIB: only that object (file name, soname\n"
-"                                or path), repeatable.  A shared library APP gets its\n"
-"                                own skeleton only\n"
+"                                or path), repeatable.  --plugin PATH: also the\n"
+"                                object PATH, which APP loads with dlopen (patched\n"
+"                                when it is mapped), repeatable.  A shared library\n"
+"                                APP gets its own skeleton only\n"
 "                                --omega W (0..1, default 1: exact): approximate\n"
 "                                mode (selective BID instrumentation, docs/bid.md):\n"
 "                                per block, only ceil(W*m) of the m classes of\n"

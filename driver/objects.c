@@ -87,7 +87,8 @@ static bool wanted(const deps_object *o, char *const *only)
 	return false;
 }
 
-int objects_gen(FILE *out, const char *app, char *const *only, char err[ERR_LEN])
+int objects_gen(FILE *out, const char *app, char *const *only, char *const *plugins,
+		char err[ERR_LEN])
 {
 	deps_env env = { .ld_library_path = getenv("LD_LIBRARY_PATH") };
 	deps_list d;
@@ -106,6 +107,21 @@ int objects_gen(FILE *out, const char *app, char *const *only, char err[ERR_LEN]
 			rc = -1;
 		else
 			fprintf(out, "object %s %s\n", o->id_hex, o->path);
+	}
+	/* --plugin PATH: an object the program loads with dlopen gets its
+	 * own skeleton too; the recorder patches it when it is mapped */
+	for (char *const *w = plugins; rc == 0 && w && *w; w++) {
+		deps_list pl;
+		char path[PATH_MAX];
+		if (deps_resolve(&pl, *w, &env, err) < 0) {
+			deps_free(&d);
+			return -1;
+		}
+		if (skeleton_cached(pl.objs[0].path, pl.objs[0].id_hex, "gen", path, sizeof path))
+			rc = -1;
+		else
+			fprintf(out, "object %s %s\n", pl.objs[0].id_hex, pl.objs[0].path);
+		deps_free(&pl);
 	}
 	fputs(OBJ_END "\n", out);
 	for (size_t i = 0; i < d.nmissing; i++)

@@ -236,7 +236,7 @@ static int cached_skeleton(const char *app, bool whole, char *path, size_t n)
 	int rc = f ? 0 : -1;
 	if (f) {
 		fwrite(text, 1, len, f);
-		rc = objects_gen(f, app, NULL, err);
+		rc = objects_gen(f, app, NULL, NULL, err);
 		if (fclose(f) != 0 && rc == 0) {
 			rc = -1;
 			snprintf(err, sizeof err, "%s: write error", tmp);

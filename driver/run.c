@@ -718,6 +718,7 @@ int cmd_gen(int argc, char **argv)
 	skel_opts o = { .omega = 1, .chunk = 64 };
 	bool whole = skel_scope_default(), scope_arg = false;
 	VEC(char *) only = {0};
+	VEC(char *) plugins = {0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
@@ -738,6 +739,9 @@ int cmd_gen(int argc, char **argv)
 		else if (!strcmp(argv[i], "--object") && i + 1 < argc) {
 			whole = true;
 			vec_push(only, argv[++i]);
+		} else if (!strcmp(argv[i], "--plugin") && i + 1 < argc) {
+			whole = true;
+			vec_push(plugins, argv[++i]);
 		}
 		else if (argv[i][0] == '-')
 			return skel_unknown_option("gen", argv[i]);
@@ -773,9 +777,12 @@ int cmd_gen(int argc, char **argv)
 	int rc = skel_generate(f, &p, &o, &pt, &st, err);
 	if (only.n)
 		vec_push(only, NULL);
-	if (rc == 0 && whole && objects_gen(f, app, only.a, err) < 0)
+	if (plugins.n)
+		vec_push(plugins, NULL);
+	if (rc == 0 && whole && objects_gen(f, app, only.a, plugins.a, err) < 0)
 		rc = -1;
 	free(only.a);
+	free(plugins.a);
 	if (out)
 		fclose(f);
 	if (rc == 0 && patch_out) {

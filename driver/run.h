@@ -61,7 +61,8 @@ const char *cache_dir(void);
  * ID.c, made here when missing or older than skel.  ONLY (NULL-ended,
  * or NULL for all) restricts them to those named (file name, DT_NEEDED
  * name, soname or path). */
-int objects_gen(FILE *skel_out, const char *app, char *const *only, char err[256]);
+int objects_gen(FILE *skel_out, const char *app, char *const *only, char *const *plugins,
+		char err[256]);
 /* The skeleton of the binary BIN (identity ID_HEX) in the cache, ID.c,
  * generated when missing or older than skel or than its noted targets;
  * its path in PATH.  0, or 1 after saying why (WHY prefixes messages). */

@@ -824,6 +824,10 @@ typedef struct vt_objects {
 	vt_object *v;
 	size_t n;
 	uint64_t marker;	/* of the first chunk */
+	uint64_t late_marker;	/* of the later ones (rec_late_patched) */
+	uint32_t *batch;	/* per object: 0 at start-up, k: mapped by
+				 * the k-th dlopen that mapped new objects */
+	uint32_t nbatch;
 } vt_objects;
 int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n);
 /* The covered object with this number (entry words, map kinds), or NULL. */

@@ -281,6 +281,13 @@ static void report_uncovered(const char *what)
 		fprintf(stderr, "skel: %s: not traced: the accesses of libc's thread exit code "
 			"after the recorder's key destructor, in %u thread%s\n", what,
 			nshort, nshort == 1 ? "" : "s");
+	/* objects a dlopen mapped are patched when it returns: their
+	 * constructors, which it runs, are not recorded */
+	for (size_t i = 0; i < objs.n; i++)
+		if ((objs.v[i].flags & VT_OBJ_COVERED) && (objs.v[i].flags & VT_OBJ_LATE))
+			fprintf(stderr, "skel: %s: not traced: what ran in %s while dlopen loaded "
+				"it (its constructors), before the recorder patched it\n", what,
+				objs.v[i].path);
 	char names[1024];
 	size_t len = 0;
 	int n = 0;

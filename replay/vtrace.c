@@ -594,13 +594,24 @@ int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)
 {
 	uint64_t marker;
 	memcpy(&marker, payload, 8);
-	if (!o->n && !o->marker)
+	bool first = !o->n && !o->marker;
+	if (first)
 		o->marker = marker;
+	else if (marker)
+		o->late_marker = marker;
 	size_t k = (n - 8) / sizeof(vt_object);
 	vt_object *v = realloc(o->v, (o->n + k + 1) * sizeof *v);
 	if (!v)
 		return -1;
 	o->v = v;
+	uint32_t *b = realloc(o->batch, (o->n + k + 1) * sizeof *b);
+	if (!b)
+		return -1;
+	o->batch = b;
+	if (!first && marker)
+		o->nbatch++;
+	for (size_t i = 0; i < k; i++)
+		b[o->n + i] = first || !marker ? 0 : o->nbatch;
 	memcpy(v + o->n, payload + 8, k * sizeof *v);
 	for (size_t i = 0; i < k; i++)
 		v[o->n + i].path[sizeof v->path - 1] = 0;
@@ -772,6 +783,7 @@ void vtrace_streams_free(vt_streams *s)
 	free(s->s);
 	free(s->map);
 	free(s->objects.v);
+	free(s->objects.batch);
 	free(s->forks);
 	memset(s, 0, sizeof *s);
 }

@@ -135,6 +135,24 @@ grep -q '^total: [1-9]' "$tmp/txc" || bad "replay of thexit: no accesses"
 grep -q '^check: \([0-9]*\) of \1 accesses match.* 9 threads$' "$tmp/txk.err" ||
 	bad "check thexit not exact over its 9 threads: $(grep '^check' "$tmp/txk.err" | head -2)"
 echo "whole: thread exits: $(grep -m1 '^check: [0-9]' "$tmp/txk.err")"
+# a plugin loaded with dlopen (tests/plugin.c): named with --plugin, it
+# gets a skeleton of its own, the recorder patches it when dlopen maps it,
+# and check compares its accesses too (a loop, a callback into the
+# program, libc from the plugin); without --plugin it is named as not traced
+$cc -O2 -shared -fPIC -o "$tmp/libplug.so" tests/plugin.c &&
+	$cc -O2 -o "$tmp/plugmain" tests/plugin_main.c -ldl || bad "cannot build the plugin test"
+./skel gen --plugin "$tmp/libplug.so" "$tmp/plugmain" -o "$tmp/pl.c" 2>"$tmp/pl.err" || bad "gen --plugin: $(tail -2 "$tmp/pl.err")"
+grep -q "^object [0-9a-f]* $tmp/libplug.so\$" "$tmp/pl.c" || bad "gen --plugin: no object line for the plugin"
+./skel check "$tmp/pl.c" -- "$tmp/plugmain" "$tmp/libplug.so" 300 >"$tmp/pl.out" 2>"$tmp/plk.err" ||
+	bad "check with a plugin: $(grep -v '^skel: gen' "$tmp/plk.err" | head -8)"
+[ "$(cat "$tmp/pl.out")" = "$("$tmp/plugmain" "$tmp/libplug.so" 300)" ] || bad "plugin: output differs"
+grep -q '^check: by object: plugmain [1-9][0-9]* ([0-9.]*%), libc.so.6 [1-9][0-9]* ([0-9.]*%), libplug.so [1-9][0-9]* ' "$tmp/plk.err" ||
+	bad "check did not compare the plugin's accesses: $(grep '^check' "$tmp/plk.err")"
+echo "whole: plugin: $(grep -m1 '^check: [0-9]' "$tmp/plk.err"); $(grep '^check: by object' "$tmp/plk.err")"
+./skel gen "$tmp/plugmain" -o "$tmp/np.c" 2>/dev/null &&
+	./skel record "$tmp/np.c" -o "$tmp/np.v" -- "$tmp/plugmain" "$tmp/libplug.so" 30 >/dev/null 2>&1 &&
+	./skel replay "$tmp/np.c" "$tmp/np.v" --format count -o /dev/null 2>"$tmp/np.err" || bad "plugin without --plugin: record or replay failed"
+grep -q "not traced (no skeleton): .*libplug.so" "$tmp/np.err" || bad "an uncovered plugin not named: $(cat "$tmp/np.err")"
 ./skel check --main-only "$tmp/d.c" -- "$tmp/prog" 3 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'SKEL decides what is traced' "$tmp/err" || bad "check --main-only SKEL: $(cat "$tmp/err")"
 export XDG_CACHE_HOME="$tmp/cache" SKEL_SCOPE=main
