@@ -8,6 +8,13 @@ build/bench/timer: bench/timer.c
 
 bench: all samples build/bench/timer
 	@sh bench/run.sh
+	@sh bench/whole.sh
+
+# The whole-process columns alone (bench/whole.sh): libc's module cold and
+# cached, recorded/native and value bytes per access, main-only vs whole.
+.PHONY: bench-whole
+bench-whole: all samples build/bench/timer
+	@sh bench/whole.sh
 
 # The approximate mode's ω × C sweep on the irregular samples (bench/bid.sh,
 # docs/bid.md): recorded/native, values per access, MA and AIA.  Apart from

@@ -16,18 +16,9 @@
 # /tmp) holds the value files.
 set -u
 # the executable's scope: the columns below measure the executable's
-# skeleton (skel gen --main-only); the whole process is not measured here yet
+# skeleton (skel gen --main-only); bench/whole.sh measures the whole process
 export SKEL_SCOPE=main
-ROOT=$(pwd)
-SKEL=$ROOT/skel
-TM=$ROOT/build/bench/timer
-SB=$ROOT/build/samples
-OUT=$ROOT/bench/results
-TMPB=${BENCH_TMP:-/tmp}
-case $TMPB in /dev/shm*) echo "bench: refusing to write value files to /dev/shm" >&2; exit 1;; esac
-W=$(mktemp -d "$TMPB/skel-bench.XXXXXX") || exit 1
-trap 'rm -rf "$W"' EXIT INT TERM
-mkdir -p "$OUT"
+. bench/setup.sh
 CSV=$OUT/latest.csv
 TS=$W/times
 LOG=$W/log
