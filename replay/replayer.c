@@ -2429,6 +2429,16 @@ static void stream_prefix(stream *s, const prefix *p)
 /* Threads still running when the process exited (no THREAD_END): the
  * recorder wrote their words up to then, but they ran on until the kernel
  * stopped them, somewhere between two values. */
+static void say_running(const char *what, unsigned n, uint32_t first)
+{
+	if (n)
+		fprintf(stderr, "skel: %s: %u thread%s (thread %u%s) still running when the "
+			"process exited: %s trace ends at its last recorded value, and the "
+			"accesses the skeleton computes after that value (up to the next) may "
+			"not all have been made before the thread was stopped\n", what, n,
+			n == 1 ? "" : "s", first, n == 1 ? "" : " first", n == 1 ? "its" : "each one's");
+}
+
 static void report_running(const char *values, const vt_streams *st)
 {
 	unsigned n = 0;
@@ -2438,12 +2448,7 @@ static void report_running(const char *values, const vt_streams *st)
 	for (size_t k = 0; k < st->n; k++)
 		if (!st->s[k].ended && !st->s[k].crashed && !n++)
 			first = st->s[k].thread;
-	if (n)
-		fprintf(stderr, "skel: %s: %u thread%s (thread %u%s) still running when the "
-			"process exited: %s trace ends at its last recorded value, and the "
-			"accesses the skeleton computes after that value (up to the next) may "
-			"not all have been made before the thread was stopped\n", values, n,
-			n == 1 ? "" : "s", first, n == 1 ? "" : " first", n == 1 ? "its" : "each one's");
+	say_running(values, n, first);
 }
 
 static void report_forks(const char *values, const vt_streams *st, bool quiet)
@@ -2977,6 +2982,13 @@ static int replay_fd(FILE *out, bool quiet)
 	if (err[0])
 		drain();
 	pthread_mutex_lock(&mu);
+	/* threads still running when the process exited (report_running) */
+	unsigned nrunning = 0;
+	uint32_t first_running = 0;
+	for (size_t i = 0; i < v.n; i++)
+		if (complete && !v.a[i]->finished && !v.a[i]->dead && !nrunning++)
+			first_running = v.a[i]->thread;
+	say_running("run", nrunning, first_running);
 	for (size_t i = 0; i < v.n; i++)
 		v.a[i]->finished = true;
 	pthread_cond_broadcast(&more);

@@ -50,5 +50,17 @@ for w in fork exec signal sigaction; do
 		bad "$w: skel check: $(tail -4 "$tmp/check.err")"
 	echo "events $w: $(grep '^check:' "$tmp/check.err")"
 done
+# a thread still running when the process exits: its trace ends between
+# two of its values; replay and run say so (they were silent)
+${CC:-gcc} -O2 -pthread -o "$tmp/alive" tests/alive.c || bad "cannot build tests/alive.c"
+./skel gen "$tmp/alive" -o "$tmp/al.c" 2>/dev/null &&
+	./skel record "$tmp/al.c" -o "$tmp/al.v" -- "$tmp/alive" >/dev/null 2>&1 ||
+	bad "alive: gen or record failed"
+./skel replay "$tmp/al.c" "$tmp/al.v" --format count -o /dev/null 2>"$tmp/al.err" || bad "alive: replay failed"
+grep -q "1 thread (thread 1) still running when the process exited" "$tmp/al.err" ||
+	bad "alive: replay did not name the running thread: $(cat "$tmp/al.err")"
+./skel run "$tmp/al.c" --format count -o /dev/null -- "$tmp/alive" >/dev/null 2>"$tmp/alr.err" || bad "alive: run failed"
+grep -q "^skel: run: 1 thread (thread 1) still running" "$tmp/alr.err" ||
+	bad "alive: run did not name the running thread: $(cat "$tmp/alr.err")"
 [ $fails -eq 0 ] && echo "events: all passed"
 [ $fails -eq 0 ]
