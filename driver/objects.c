@@ -201,11 +201,12 @@ static char *module_text(const char *id, const char *path, char file[PATH_MAX])
 
 /* The patch embedded at the end of a module's cached skeleton, the end
  * alone read: libc's skeleton is 27 MB of C, its patch the last 3 MB, and
- * reading it all cost each recorded run 40 ms of page faults.  NULL with
- * errno set when the file cannot be read; "" when it has no patch. */
-static char *module_patch(const char *file)
+ * reading it all cost each recorded run 40 ms of page faults.  -1 (errno
+ * set) when the file cannot be read; *out NULL when it has none. */
+static int module_patch(const char *file, char **out)
 {
 	static const char begin[] = "/* SKEL-PATCH-BEGIN\n";
+	*out = NULL;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -213,13 +214,13 @@ static char *module_patch(const char *file)
 		if (fd >= 0)
 			close(fd);
 		errno = e;
-		return NULL;
+		return -1;
 	}
 	size_t len = (size_t)st.st_size, n = sizeof begin - 1;
 	const char *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
 	if (m == MAP_FAILED)
-		return xstrdup("");
+		return 0;
 	const char *b = NULL;
 	for (size_t k = len; !b && k > 0;) {
 		const char *q = memrchr(m, '/', k);
@@ -229,30 +230,27 @@ static char *module_patch(const char *file)
 		if (len - k >= n && !memcmp(q, begin, n))
 			b = q;
 	}
-	char *tail = xmalloc(b ? (size_t)(m + len - b) + 1 : 1);
-	size_t tl = b ? (size_t)(m + len - b) : 0;
-	memcpy(tail, b ? b : "", tl);
-	tail[tl] = 0;
+	if (b) {
+		size_t tl = (size_t)(m + len - b);
+		char *tail = xmalloc(tl + 1);
+		memcpy(tail, b, tl);
+		tail[tl] = 0;
+		*out = skel_extract_patch(tail);
+		free(tail);
+	}
 	munmap((void *)m, len);
-	char *p = skel_extract_patch(tail);
-	free(tail);
-	return p ? p : xstrdup("");
+	return 0;
 }
 
 static int add_patch(const char *id, const char *path, void *arg)
 {
 	gather *g = arg;
-	char file[PATH_MAX];
+	char file[PATH_MAX], *p;
 	snprintf(file, PATH_MAX, "%s/%s.c", cache_dir(), id);
-	char *p = module_patch(file);
-	if (!p) {
+	if (module_patch(file, &p) < 0) {
 		fprintf(stderr, "skel: %s: the skeleton of %s is not in the cache (%s); "
 			"run skel gen --whole-process again\n", file, path, strerror(errno));
 		return -1;
-	}
-	if (!*p) {
-		free(p);
-		p = NULL;
 	}
 	if (!p)
 		return skel_fail(file, "no embedded patch (SKEL-PATCH-BEGIN missing)");

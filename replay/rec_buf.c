@@ -535,9 +535,9 @@ static void rec_end_chunk(const rec_thread *t, uint64_t flags)
 
 /* Flush of the calling thread outside a signal handler: signals are
  * blocked so that a handler running probed code cannot store into the
- * buffer between the write and the reset.  `end` also closes the stream
- * (end - 1: VT_ENDED_* flags). */
-static void rec_flush_self(int end)
+ * buffer between the write and the reset.  `end` also closes the stream,
+ * its THREAD_END with `flags` (VT_ENDED_*). */
+static void rec_flush_self(int end, uint32_t flags)
 {
 	sigset_t old;
 	rec_block_all(&old);
@@ -546,7 +546,7 @@ static void rec_flush_self(int end)
 		rec_flush_upto(t, rec_cursor, 1);
 		if (end) {
 			rec_lock(&t->lock);
-			rec_end_chunk(t, (uint64_t)(end - 1));
+			rec_end_chunk(t, flags);
 			t->ended = 1;
 			rec_unlock(&t->lock);
 		}
@@ -558,7 +558,7 @@ static void rec_thread_end(rec_thread *t, uint32_t flags)
 {
 	if (!t || t == &R.sink || t->ended)
 		return;
-	rec_flush_self(1 + (int)flags);
+	rec_flush_self(1, flags);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */

@@ -133,17 +133,15 @@ void rec_exit_reap(void)
 
 /* fork's child: no reaper there (threads do not survive fork), and the
  * forking thread's TLS is the one that lasts. */
-void rec_exit_forked(void)
-{
-	atomic_store(&rec_reaper_state, 0);
-	unsigned long fs = 0;
-	if (rec_syscall3(SYS_arch_prctl, REC_ARCH_GET_FS, (long)&fs, 0) == 0)
-		R.main_fs = fs;
-}
-
 void rec_exit_init(void)
 {
 	unsigned long fs = 0;
 	if (rec_syscall3(SYS_arch_prctl, REC_ARCH_GET_FS, (long)&fs, 0) == 0)
 		R.main_fs = fs;
+}
+
+void rec_exit_forked(void)
+{
+	atomic_store(&rec_reaper_state, 0);
+	rec_exit_init();
 }
