@@ -302,7 +302,15 @@ uint64_t rec_displaced_pc(uint64_t pc, uint32_t *object)
 	return 0;
 }
 
-static int rec_in_text(const rec_image *img, uint64_t lo, uint64_t hi)
+uint64_t rec_text_end(const rec_image *img, uint64_t pc)
+{
+	for (int i = 0; i < img->nx; i++)
+		if (pc >= img->xlo[i] && pc < img->xhi[i])
+			return img->xhi[i];
+	return pc;
+}
+
+int rec_in_text(const rec_image *img, uint64_t lo, uint64_t hi)
 {
 	for (int i = 0; i < img->nx; i++)
 		if (lo >= img->xlo[i] && hi <= img->xhi[i])
@@ -364,27 +372,28 @@ static int rec_unreachable(const patch_probe *p)
  * library's routines jump into each other's middles (libc's mempcpy into
  * memmove), which the analysis's blocks, made per routine, may not show;
  * a span across such a target would be entered in its middle.  Blocks are
- * cut at every target here (rec_block_clip). */
-typedef struct rec_targets {
-	uint64_t *v;
-	size_t n, cap;
-} rec_targets;
-
-static int rec_u64_cmp(const void *a, const void *b)
+ * cut at every target here (rec_block_clip), and a span may cross one
+ * only where every branch to it can be sent into the trampoline
+ * (rec_plan_landings: what the branches are, and what comes before). */
+static int rec_branch_cmp(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	const rec_branch *x = a, *y = b;
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return x->src < y->src ? -1 : x->src > y->src;
 }
 
 static void rec_targets_scan(const rec_image *img, rec_targets *t)
 {
 	*t = (rec_targets){ 0 };
-	for (int i = 0; i < img->nx; i++)
+	for (int i = 0; i < img->nx; i++) {
+		uint8_t prev[4] = { 0 };	/* the last lengths, newest first */
 		for (uint64_t a = img->xlo[i]; a < img->xhi[i];) {
 			ZydisDecodedInstruction in;
 			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rec_dec,
 					NULL, (const void *)a, img->xhi[i] - a, &in))) {
 				a++;
+				memset(prev, 0, sizeof prev);
 				continue;
 			}
 			uint64_t next = a + in.length;
@@ -399,26 +408,46 @@ static void rec_targets_scan(const rec_image *img, rec_targets *t)
 					if (!t->v)
 						rec_die("out of memory");
 				}
-				t->v[t->n++] = next + (uint64_t)in.raw.imm[0].value.s;
+				rec_branch *b = &t->v[t->n++];
+				*b = (rec_branch){ next + (uint64_t)in.raw.imm[0].value.s,
+					a, in.length,
+					in.meta.category == ZYDIS_CATEGORY_CALL, { 0 } };
+				memcpy(b->prev, prev, sizeof prev);
 			}
+			memmove(prev + 1, prev, sizeof prev - 1);
+			prev[0] = in.length;
 			a = next;
 		}
-	qsort(t->v, t->n, sizeof *t->v, rec_u64_cmp);
+	}
+	qsort(t->v, t->n, sizeof *t->v, rec_branch_cmp);
 }
 
-/* p's block cut at the targets around p->pc. */
-static void rec_block_clip(const rec_targets *t, patch_probe *p)
+/* The first branch to a target > pc (t->n if none). */
+size_t rec_targets_after(const rec_targets *t, uint64_t pc)
 {
 	size_t lo = 0, hi = t->n;
-	while (lo < hi) {	/* first target > pc */
+	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (t->v[mid] <= p->pc)
+		if (t->v[mid].target <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	uint64_t e = lo < t->n && t->v[lo] < p->block_end ? t->v[lo] : 0;
-	uint64_t b = lo > 0 && t->v[lo - 1] > p->block_start ? t->v[lo - 1] : 0;
+	return lo;
+}
+
+int rec_is_target(const rec_targets *t, uint64_t pc)
+{
+	size_t k = rec_targets_after(t, pc - 1);
+	return k < t->n && t->v[k].target == pc;
+}
+
+static void rec_block_clip(const rec_targets *t, patch_probe *p)
+{
+	size_t lo = rec_targets_after(t, p->pc);
+	uint64_t e = lo < t->n && t->v[lo].target < p->block_end ? t->v[lo].target : 0;
+	uint64_t b = lo > 0 && t->v[lo - 1].target > p->block_start
+			? t->v[lo - 1].target : 0;
 	if (!e && !b)
 		return;
 	/* a target that is no instruction start of the block comes from
@@ -439,16 +468,17 @@ static void rec_block_clip(const rec_targets *t, patch_probe *p)
 		p->block_start = b;
 }
 
-static rec_probe *rec_probes_load(const rec_object *o, size_t *np)
+static rec_probe *rec_probes_load(const rec_object *o, size_t *np,
+				  rec_targets *tg)
 {
 	const patch *pt = o->patch;
 	size_t n = pt->nprobes, kept = 0;
 	rec_probe *pv = calloc(n ? n : 1, sizeof *pv);
-	rec_targets tg = { 0 };
+	*tg = (rec_targets){ 0 };
 	if (!pv)
 		rec_die("out of memory");
 	if (o->index)
-		rec_targets_scan(&o->img, &tg);
+		rec_targets_scan(&o->img, tg);
 	for (size_t i = 0; i < n; i++) {
 		patch_probe p = pt->probes[i];
 		p.pc += o->img.bias;
@@ -462,10 +492,9 @@ static rec_probe *rec_probes_load(const rec_object *o, size_t *np)
 		if (rec_unreachable(&p))
 			continue;
 		if (o->index)
-			rec_block_clip(&tg, &p);
+			rec_block_clip(tg, &p);
 		pv[kept++] = (rec_probe){ p, (uint32_t)i };
 	}
-	free(tg.v);
 	n = kept;
 	*np = n;
 	size_t sorted = 1;	/* skel gen writes them in order mostly */
@@ -491,11 +520,14 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 	o->patch = rec_section_probes(o->index);
 	size_t nn = R.nneighbour, nu = R.nunreachable, nr = R.nredirect;
 	size_t np;
-	rec_probe *pv = rec_probes_load(o, &np);
+	rec_targets tg;
+	rec_probe *pv = rec_probes_load(o, &np, &tg);
 	rec_site *sv;
 	size_t ns;
 	rec_plan(pv, np, &sv, &ns);
 	rec_plan_enters(o->patch, &sv, &ns);
+	rec_plan_landings(&tg, &sv, &ns);
+	free(tg.v);
 	uint64_t *tramp = calloc(ns ? ns : 1, sizeof *tramp);
 	rec_int3 *v = realloc(i3->v, (i3->n + ns + 1) * sizeof *v);
 	if (!tramp || !v)

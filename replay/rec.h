@@ -100,6 +100,7 @@ extern uint64_t rec_prestart[2 * REC_PAGE / 8];
 typedef struct rec_int3 {
 	uint64_t pc;		/* runtime address of the int3 */
 	uint64_t tramp;
+	uint64_t hits;		/* SKEL_VERBOSE: the busiest are named at exit */
 } rec_int3;
 
 typedef struct rec_image {
@@ -166,6 +167,8 @@ typedef struct rec_state {
 	size_t nsites;
 	size_t nprobes;
 	size_t nneighbour;	/* sites whose span takes in other instructions */
+	size_t nlanding;	/* int3 sites gone on across a branch target
+				   (rec_plan_landings) */
 	size_t nredirect;	/* sites that enter an int3 site's block
 				   through its trampoline (rec_plan_enters) */
 	pthread_key_t key;
@@ -260,7 +263,30 @@ typedef struct rec_site {
 				   fall-through there, go to the block's
 				   int3 site's trampoline (0: none) */
 	size_t to;		/* that int3 site */
+	uint64_t land;		/* a branch target strictly inside the span:
+				   every relocated branch there goes to its
+				   place in this trampoline (0: none) */
 } rec_site;
+
+/* A direct branch of a library's text (rec.c's linear sweep), kept
+ * sorted by target. */
+typedef struct rec_branch {
+	uint64_t target, src;	/* runtime */
+	uint8_t len;		/* of the branch */
+	uint8_t call;
+	uint8_t prev[4];	/* lengths of the instructions before it in
+				   the sweep, nearest first (0: unknown) */
+} rec_branch;
+typedef struct rec_targets {
+	rec_branch *v;
+	size_t n, cap;
+} rec_targets;
+size_t rec_targets_after(const rec_targets *t, uint64_t pc);
+/* [lo, hi) within one executable section of img */
+int rec_in_text(const rec_image *img, uint64_t lo, uint64_t hi);
+/* the end of img's executable section holding pc (pc if none) */
+uint64_t rec_text_end(const rec_image *img, uint64_t pc);
+int rec_is_target(const rec_targets *t, uint64_t pc);
 
 int rec_decode(uint64_t addr, uint64_t limit, rec_insn *x);
 int rec_is_call(const rec_insn *x);
@@ -273,6 +299,13 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout);
  * there goes on to its end) that enters the block through its int3 site's
  * trampoline.  Sites are added at the end of *sv; the number made. */
 size_t rec_plan_enters(const patch *pt, rec_site **sv, size_t *ns);
+/* A library's int3 sites whose block is short because a branch target
+ * ends it (t: the library's branches): the span goes on across the
+ * target, and every branch there is sent to its place in the trampoline
+ * (rec_site.land), the ones outside any site through a new site ending
+ * with them.  Sites are changed, merged (left with np = 0 and an empty
+ * span, start == end) or added at the end of *sv; the number changed. */
+size_t rec_plan_landings(const rec_targets *t, rec_site **sv, size_t *ns);
 
 /* ------------------------------------------------------- rec_emit.c */
 
@@ -299,6 +332,11 @@ typedef struct rec_relocs {
 	size_t n, cap;
 } rec_relocs;
 
+typedef struct rec_fixup {
+	size_t at;		/* offset of the rel32 */
+	size_t land;		/* index in rec_emit.land_pc */
+} rec_fixup;
+
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -310,6 +348,13 @@ typedef struct rec_emit {
 	int nocache;		/* a field that no relocation describes */
 	uint64_t redir_from, redir_to;	/* the site being emitted enters
 					   block redir_from at redir_to */
+	/* branch targets inside spans (rec_site.land), sorted, and their
+	 * places in the trampolines; the rel32 fields that go there, filled
+	 * in once every trampoline is emitted */
+	uint64_t *land_pc, *land_at;
+	size_t nland;
+	rec_fixup *fix;
+	size_t nfix, capfix;
 } rec_emit;
 
 /* The store that may hit the guard page; the SIGSEGV handler looks for

@@ -708,16 +708,45 @@ void rec_flusher_start(void)
 	rec_restore_mask(&old);
 }
 
+/* SKEL_VERBOSE: the int3 sites hit most, by object and offset */
+static void rec_int3_busiest(void)
+{
+	rec_int3_table *tb = atomic_load(&R.int3);
+	if (!tb)
+		return;
+	uint64_t shown = UINT64_MAX;
+	for (int k = 0; k < 8; k++) {
+		const rec_int3 *best = NULL;
+		for (size_t i = 0; i < tb->n; i++)
+			if (tb->v[i].hits && tb->v[i].hits < shown &&
+			    (!best || tb->v[i].hits > best->hits))
+				best = &tb->v[i];
+		if (!best)
+			return;
+		shown = best->hits;
+		const rec_object *o = NULL;
+		for (uint32_t j = 0; j < atomic_load(&R.nobj); j++)
+			if (R.obj[j].img.path && best->pc >= R.obj[j].img.bias &&
+			    (!o || R.obj[j].img.bias > o->img.bias))
+				o = &R.obj[j];
+		rec_say("int3 site %s+0x%" PRIx64 ": %" PRIu64 " hits",
+			!o ? "?" : o->index ? o->img.path : "the executable", o ? best->pc - o->img.bias : best->pc,
+			best->hits);
+	}
+}
+
 void rec_stats(const char *when)
 {
+	if (R.verbose && !strcmp(when, "exit"))
+		rec_int3_busiest();
 	if (R.verbose)
 		rec_say("STATS %s objects_patched=%u sections=%zu sites=%zu "
-			"neighbour_sites=%zu int3_sites=%zu probes=%zu "
+			"neighbour_sites=%zu int3_sites=%zu landing_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
 			" int3_hits=%" PRIu64 " int3_entered=%zu plans_read=%d"
 			" plans_made=%d", when,
 			atomic_load(&R.nobj), R.set.n,
-			R.nsites, R.nneighbour, R.nint3, R.nprobes, R.code_size,
+			R.nsites, R.nneighbour, R.nint3, R.nlanding, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
 			atomic_load(&R.int3_hits), R.nredirect, R.plans_read,
 			R.plans_made);

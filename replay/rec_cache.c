@@ -676,7 +676,7 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3 };
 		if (!w->int3)
 			continue;
-		i3->v[i3->n++] = (rec_int3){ s, base + w->tramp };
+		i3->v[i3->n++] = (rec_int3){ s, base + w->tramp, 0 };
 		if (R.verbose && k < h->nint3)
 			rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
 				", 0x%" PRIx64 ")) of object %u: no 5-byte span",

@@ -88,9 +88,29 @@ static void rec_jmp(rec_emit *e, uint64_t target)
 
 /* A rel32 to `target` from a relocated branch of the span: into the
  * trampolines where the site enters an int3 site's block there
- * (rec_plan_enters; code to code, which no relocation moves). */
+ * (rec_plan_enters), or where a span holds the target (rec_site.land);
+ * code to code, which no relocation moves. */
 static void rec_branch_rel32(rec_emit *e, uint64_t target)
 {
+	size_t lo = 0, hi = e->nland;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (e->land_pc[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < e->nland && e->land_pc[lo] == target) {
+		if (e->nfix == e->capfix) {
+			e->capfix = e->capfix ? 2 * e->capfix : 64;
+			e->fix = realloc(e->fix, e->capfix * sizeof *e->fix);
+			if (!e->fix)
+				rec_die("out of memory");
+		}
+		e->fix[e->nfix++] = (rec_fixup){ e->len, lo };
+		rec_b4(e, 0);
+		return;
+	}
 	if (!e->redir_from || target != e->redir_from) {
 		rec_rel32(e, target, 0);
 		return;
@@ -266,7 +286,13 @@ static int rec_get_addr(rec_emit *e, const rec_insn *x,
 			const ZydisDecodedOperand *o)
 {
 	int64_t disp = o->mem.disp.value;
-	if (x->in.address_width != 64)
+	/* 0x67 leaves the stack alone: `addr32 call` (libcrypt) pushes at
+	 * rsp-8, as any call does */
+	int stack = o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+		    (o->mem.base == ZYDIS_REGISTER_RSP ||
+		     o->mem.base == ZYDIS_REGISTER_ESP) &&
+		    o->mem.index == ZYDIS_REGISTER_NONE;
+	if (x->in.address_width != 64 && !stack)
 		return -1;
 	if (o->mem.base == ZYDIS_REGISTER_RIP) {
 		uint64_t a = x->addr + x->in.length + disp;
@@ -275,7 +301,8 @@ static int rec_get_addr(rec_emit *e, const rec_insn *x,
 		rec_b(e, &a, 8);
 		return 0;
 	}
-	int base = rec_gpr(o->mem.base), index = rec_gpr(o->mem.index);
+	int base = stack ? SKEL_RSP : rec_gpr(o->mem.base);
+	int index = rec_gpr(o->mem.index);
 	if (base < -1 || index < -1)
 		return -1;
 	if (o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
@@ -575,6 +602,13 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 	return 1;
 }
 
+static void rec_land_here(rec_emit *e, uint64_t pc)
+{
+	for (size_t k = 0; k < e->nland; k++)
+		if (e->land_pc[k] == pc)
+			e->land_at[k] = rec_here(e);
+}
+
 /* One trampoline: for each instruction of the span its before-probes, the
  * instruction, its after-probes; then back to the end of the span. */
 static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
@@ -586,6 +620,8 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
+		if (a == st->land)
+			rec_land_here(e, a);
 		rec_probes(e, &x, pv + st->p0, st->np, 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)
@@ -671,6 +707,46 @@ static uint64_t rec_stub_emit(rec_emit *e, const rec_site *t, uint64_t tramp)
 	return entry;
 }
 
+static int rec_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void rec_lands_init(rec_emit *e, const rec_site *sv, size_t ns)
+{
+	for (size_t i = 0; i < ns; i++)
+		e->nland += sv[i].land != 0;
+	if (!e->nland)
+		return;
+	e->land_pc = malloc(e->nland * sizeof *e->land_pc);
+	e->land_at = calloc(e->nland, sizeof *e->land_at);
+	if (!e->land_pc || !e->land_at)
+		rec_die("out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (sv[i].land)
+			e->land_pc[k++] = sv[i].land;
+	qsort(e->land_pc, k, sizeof *e->land_pc, rec_u64_cmp);
+}
+
+static void rec_lands_fix(rec_emit *e)
+{
+	for (size_t i = 0; i < e->nfix; i++) {
+		uint64_t to = e->land_at[e->fix[i].land];
+		if (!to)
+			rec_die("branch target %" PRIx64 " has no place in the "
+				"trampolines", e->land_pc[e->fix[i].land] -
+				R.cur->img.bias);
+		int32_t d = (int32_t)((int64_t)to - (int64_t)(e->p + e->fix[i].at + 4));
+		memcpy(e->p + e->fix[i].at, &d, 4);
+	}
+	free(e->land_pc), free(e->land_at), free(e->fix);
+	e->land_pc = e->land_at = NULL;
+	e->fix = NULL;
+	e->nland = e->nfix = 0;
+}
+
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
 {
@@ -687,6 +763,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		rec_die("no room for trampolines within 2 GiB of %s",
 			o->index ? o->img.path : "the executable");
 	*e = (rec_emit){ .p = code, .cap = size };
+	rec_lands_init(e, sv, ns);
 	uint64_t *stub = calloc(ns ? ns : 1, sizeof *stub);
 	if (!stub)
 		rec_die("out of memory");
@@ -705,7 +782,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
 		e->redir_from = 0;
 		if (sv[i].int3) {
-			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i] };
+			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i], 0 };
 			if (R.verbose)
 				rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64
 					", 0x%" PRIx64 ")) of object %u: no 5-byte span",
@@ -714,6 +791,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		}
 	}
 	free(stub);
+	rec_lands_fix(e);
 	/* code pages are never written again (self-modifying-code clears) */
 	if (mprotect(code, size, PROT_READ | PROT_EXEC))
 		rec_die("cannot protect the trampolines: %s", strerror(errno));

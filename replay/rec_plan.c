@@ -191,7 +191,7 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 		rec_site *st = &sv[ns++];
 		*st = (rec_site){ s, e, pr->block_start, pr->block_end, i, 1,
-				  rc == 1, lt, fe, 0, 0 };
+				  rc == 1, lt, fe, 0, 0, 0 };
 		if (rc == 1) {
 			rec_insn x;
 			rec_decode(pr->pc, pr->block_end, &x);
@@ -338,5 +338,262 @@ size_t rec_plan_enters(const patch *pt, rec_site **svp, size_t *ns)
 next:;
 	}
 	R.nredirect += made;
+	return made;
+}
+
+/* ------------------------------------------ spans across branch targets */
+
+/* The site covering pc, among sv[0..n) (sorted by start, spans apart). */
+static rec_site *rec_site_at(rec_site *sv, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {	/* the first site starting after pc */
+		size_t mid = (lo + hi) / 2;
+		if (sv[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k-- > 0;) {
+		if (sv[k].start == sv[k].end)
+			continue;	/* merged away */
+		return pc < sv[k].end ? &sv[k] : NULL;
+	}
+	return NULL;
+}
+
+static int rec_overlaps(const rec_site *v, size_t n, uint64_t s, uint64_t e)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k].start < e && v[k].end > s)
+			return 1;
+	return 0;
+}
+
+#define REC_LAND_ADD 64		/* new sites for one landing, at most */
+
+/* A site ending with the branch b, which no site covers: the fewest
+ * instructions before it (the sweep's) that make 5 bytes, none a transfer
+ * nor a branch target but the first.  0 if there is none. */
+static int rec_land_source(const rec_targets *t, const rec_branch *b,
+			   rec_site *out)
+{
+	uint64_t end = b->src + b->len, c = b->src;
+	rec_insn x;
+	if (rec_decode(c, end, &x) || x.in.length != b->len)
+		return 0;
+	int last_transfer = rec_hard_transfer(&x);
+	for (int m = 0; end - c < 5; m++) {
+		if (m == 4 || !b->prev[m] || rec_is_target(t, c))
+			return 0;
+		c -= b->prev[m];
+		if (rec_decode(c, end, &x) || x.in.length != b->prev[m] ||
+		    rec_hard_transfer(&x))
+			return 0;
+	}
+	if (!rec_in_text(&R.cur->img, c, end))
+		return 0;
+	*out = (rec_site){ .start = c, .end = end, .bstart = c, .bend = end,
+		.last_transfer = last_transfer, .first_end = end };
+	return 1;
+}
+
+/* Whether int3 site sv[i] can go on across the target ending its block;
+ * if so the new span's end, the next site it takes in (or SIZE_MAX) and
+ * the sites to add for the branches there. */
+typedef struct rec_land_ext {
+	size_t site;
+	uint64_t end;
+	int last_transfer;
+} rec_land_ext;
+
+/* Whether site x, which ends before branch b, can go on to b's end: x
+ * patched with a jump, not ending with a transfer, and every instruction
+ * from its end to b's neither a transfer nor a branch target. */
+static int rec_land_extend(const rec_targets *t, const rec_site *x,
+			   const rec_branch *b)
+{
+	rec_insn in;
+	if (x->int3 || x->redirect || x->land || x->last_transfer)
+		return 0;
+	uint64_t a = x->end;
+	for (; a < b->src; a += in.in.length)
+		if (rec_is_target(t, a) || rec_decode(a, b->src, &in) ||
+		    rec_hard_transfer(&in))
+			return 0;
+	return a == b->src && !rec_is_target(t, a);
+}
+
+static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
+			size_t i, const rec_site *added, size_t nadded,
+			uint64_t *endp, size_t *merge, rec_site *add, size_t *nadd,
+			rec_land_ext *ext, size_t *next_)
+{
+	const rec_site *st = &sv[i];
+	uint64_t land = st->bend, a = st->start, starts[16];
+	size_t nst = 0;
+	rec_insn x;
+	if (st->redirect || st->land || !rec_is_target(t, land))
+		return 0;
+	/* to the target, then 5 bytes, one transfer at most and last */
+	while (a < land || a - st->start < 5) {
+		if (nst == 16 || rec_decode(a, rec_text_end(&R.cur->img, a), &x) ||
+		    (a != st->start && a != land && rec_is_target(t, a)))
+			return 0;
+		starts[nst++] = a;
+		a += x.in.length;
+		if (rec_hard_transfer(&x) && (a <= land || a - st->start < 5))
+			return 0;
+		if (rec_hard_transfer(&x))
+			break;
+	}
+	if (a < land || !rec_in_text(&R.cur->img, st->start, a))
+		return 0;
+	/* a site already there: taken in if its probes come next */
+	*merge = SIZE_MAX;
+	size_t nx = i + 1;
+	if (nx < ns && sv[nx].start < a) {
+		const rec_site *n = &sv[nx];
+		int at_start = 0;
+		for (size_t k = 0; k < nst; k++)
+			at_start |= starts[k] == n->start;
+		if (!at_start || n->start < land || n->redirect || n->land ||
+		    st->p0 + st->np != n->p0 || (n->end < a && n->last_transfer))
+			return 0;
+		if (n->end > a)
+			a = n->end;
+		*merge = nx++;
+	}
+	if (nx < ns && sv[nx].start < a)
+		return 0;
+	if (rec_overlaps(added, nadded, st->start, a))
+		return 0;
+	/* every branch to the target: in a site (whose trampoline then goes
+	 * to the target's place), or a new site ending with it */
+	*nadd = 0;
+	*next_ = 0;
+	for (size_t k = rec_targets_after(t, land - 1);
+	     k < t->n && t->v[k].target == land; k++) {
+		const rec_branch *b = &t->v[k];
+		if (b->call)
+			return 0;
+		if ((b->src >= st->start && b->src < a) ||
+		    rec_site_at(sv, ns, b->src) ||
+		    rec_site_at((rec_site *)added, nadded, b->src))
+			continue;
+		int dup = 0;
+		for (size_t m = 0; m < *nadd; m++)
+			dup |= b->src >= add[m].start && b->src < add[m].end;
+		for (size_t m = 0; m < *next_; m++)
+			dup |= b->src >= sv[ext[m].site].end && b->src < ext[m].end;
+		if (dup)
+			continue;
+		/* a site ending before it goes on to its end */
+		rec_site *pre = rec_site_at(sv, ns, b->src - 1);
+		if (!pre) {
+			uint64_t lo = b->src >= 15 ? b->src - 15 : 0;
+			for (uint64_t q = b->src; q-- > lo && !pre;)
+				pre = rec_site_at(sv, ns, q);
+		}
+		if (pre && pre->end <= b->src && rec_land_extend(t, pre, b)) {
+			uint64_t xe = b->src + b->len;
+			if (*next_ == REC_LAND_ADD ||
+			    (pre->end < a && xe > st->start) ||
+			    rec_overlaps(added, nadded, pre->end, xe) ||
+			    rec_overlaps(add, *nadd, pre->end, xe))
+				return 0;
+			rec_insn in;
+			if (rec_decode(b->src, xe, &in))
+				return 0;
+			ext[(*next_)++] = (rec_land_ext){ (size_t)(pre - sv), xe,
+				rec_hard_transfer(&in) };
+			continue;
+		}
+		if (*nadd == REC_LAND_ADD || !rec_land_source(t, b, &add[*nadd]))
+			return 0;
+		rec_site *nw = &add[*nadd];
+		if (nw->start < a && nw->end > st->start)
+			return 0;
+		if (rec_overlaps(added, nadded, nw->start, nw->end) ||
+		    rec_overlaps(add, *nadd, nw->start, nw->end))
+			return 0;
+		for (size_t m = 0; m < ns; m++)
+			if (sv[m].start < nw->end && sv[m].end > nw->start)
+				return 0;
+		(*nadd)++;
+	}
+	*endp = a;
+	return 1;
+}
+
+size_t rec_plan_landings(const rec_targets *t, rec_site **svp, size_t *nsp)
+{
+	rec_site *sv = *svp;
+	size_t ns = *nsp, made = 0, nadded = 0, capadded = 0;
+	rec_site *added = NULL, add[REC_LAND_ADD];
+	rec_land_ext ext[REC_LAND_ADD];
+	if (R.force_int3 || !R.cur->index || !t->n)
+		return 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (!sv[i].int3 || sv[i].start == sv[i].end)
+			continue;
+		uint64_t end;
+		size_t merge, nadd, next_;
+		if (!rec_land_try(t, sv, ns, i, added, nadded, &end, &merge,
+				  add, &nadd, ext, &next_))
+			continue;
+		for (size_t m = 0; m < next_; m++) {
+			rec_site *xs = &sv[ext[m].site];
+			if (ext[m].end > xs->end) {
+				xs->end = ext[m].end;
+				if (xs->bend < xs->end)
+					xs->bend = xs->end;
+				xs->last_transfer = ext[m].last_transfer;
+			}
+		}
+		rec_site *st = &sv[i];
+		if (merge != SIZE_MAX) {
+			rec_site *n = &sv[merge];
+			st->np += n->np;
+			n->np = 0;
+			n->end = n->start;
+		}
+		rec_insn x;
+		for (uint64_t a = st->start; a < end; a += x.in.length)
+			if (rec_decode(a, end, &x))
+				rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
+		st->last_transfer = rec_hard_transfer(&x);
+		st->land = st->bend;
+		st->end = end;
+		st->bend = end;
+		st->int3 = 0;
+		if (nadded + nadd > capadded) {
+			capadded = 2 * (nadded + nadd);
+			added = realloc(added, capadded * sizeof *added);
+			if (!added)
+				rec_die("out of memory");
+		}
+		memcpy(added + nadded, add, nadd * sizeof *add);
+		nadded += nadd;
+		made++;
+		if (R.verbose)
+			rec_say("int3 site at pc 0x%" PRIx64 " of object %u goes on "
+				"across the branch target 0x%" PRIx64 " (%zu new sites "
+				"for the branches there)", st->start - R.cur->img.bias,
+				R.cur->index, st->land - R.cur->img.bias, nadd);
+	}
+	/* the sites taken in out, the new ones in */
+	size_t k = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (sv[i].start != sv[i].end)
+			sv[k++] = sv[i];
+	sv = realloc(sv, (k + nadded + 1) * sizeof *sv);
+	if (!sv)
+		rec_die("out of memory");
+	memcpy(sv + k, added, nadded * sizeof *added);
+	free(added);
+	*svp = sv;
+	*nsp = k + nadded;
+	R.nlanding += made;
 	return made;
 }

@@ -175,9 +175,9 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 	rec_chain(sig, si, ucv);
 }
 
-static const rec_int3 *rec_int3_find(uint64_t pc)
+static rec_int3 *rec_int3_find(uint64_t pc)
 {
-	const rec_int3_table *tb = atomic_load_explicit(&R.int3,
+	rec_int3_table *tb = atomic_load_explicit(&R.int3,
 							 memory_order_acquire);
 	if (!tb)
 		return NULL;
@@ -204,11 +204,12 @@ static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (si->si_code == TRAP_TRACE && rec_stepped(g))
 		return;
-	const rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1)
-				     : NULL;
+	rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1) : NULL;
 	if (s) {
 		g[REG_RIP] = (greg_t)s->tramp;
 		atomic_fetch_add_explicit(&R.int3_hits, 1, memory_order_relaxed);
+		if (R.verbose)
+			__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	rec_chain(sig, si, ucv);
