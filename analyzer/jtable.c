@@ -252,6 +252,23 @@ static void jt_bound(jt_state *s, const insn *in, bool taken)
 		s->reg[s->low_cmp_reg] = (aval){ .kind = AV_LIN, .sym = sym, .a = 1 };
 		return;
 	}
+	if (v.kind == AV_LOAD) {
+		/* a case number loaded from a first table and rebased
+		 * (sqlite3Parser: movzx eax, word [tab1 + rax*2]; lea r12d,
+		 * [rax-0x4df]; cmp eax, 0x155; ja): the value itself is the
+		 * bounded index, whatever the first table's index was */
+		int any = 0;
+		for (int r = 0; r < 16; r++)
+			if (av_eq(s->reg[r], v)) {
+				s->reg[r] = (aval){ .kind = AV_LIN, .sym = sym, .a = 1 };
+				any = 1;
+			}
+		if (any) {
+			s->bound_sym = sym;
+			s->bound = n;
+		}
+		return;
+	}
 	if (v.kind != AV_LIN || v.sym < 0 || v.a != 1)
 		return;
 	for (int r = 0; r < 16; r++) {
