@@ -97,6 +97,23 @@ static size_t ncobjs;
  * before the recorder patched it: not in the trace) */
 static uint32_t late_seen;
 
+/* Per object of the recording (vt_objects order): the accesses of lackey's
+ * log made by its code and not compared (it is not covered), for the
+ * verdict (name_uncovered). */
+static uint64_t *uncompared;
+static size_t nuncompared;
+
+static void count_uncompared(const vt_streams *s, uint64_t pc, uint64_t n)
+{
+	if (!uncompared)
+		return;
+	for (size_t i = 0; i < s->objects.n && i < nuncompared; i++)
+		if (pc >= s->objects.v[i].lo && pc < s->objects.v[i].hi) {
+			uncompared[i] += n;
+			return;
+		}
+}
+
 static bool cobj_live(const cobj *o)
 {
 	return o->open && o->batch <= late_seen;
@@ -200,6 +217,10 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 	/* a forked child's log starts after the fork, recorder in place */
 	bool started = !s->objects.marker || child;
 	late_seen = 0;
+	uint64_t ipc = 0;	/* the pc of the last instruction */
+	free(uncompared);
+	nuncompared = s->objects.n;
+	uncompared = calloc(nuncompared ? nuncompared : 1, sizeof *uncompared);
 	const cobj *po = NULL;	/* the object pc is in */
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long a, n;
@@ -218,6 +239,7 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 			const cobj *o = NULL;
 			mode = 0;
 			call_jmp = false;
+			ipc = a;
 			if (!started) {
 				started = a == s->objects.marker;
 				continue;
@@ -247,8 +269,13 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 			po = o;
 			continue;
 		}
-		if (line[0] != ' ' || !mode)
+		if (line[0] != ' ')
 			continue;
+		if (!mode) {
+			if (started && (line[1] == 'L' || line[1] == 'S' || line[1] == 'M'))
+				count_uncompared(s, ipc, line[1] == 'M' ? 2 : 1);
+			continue;
+		}
 		char k = line[1];
 		if (sscanf(line + 2, " %llx,%llu", &a, &n) != 2)
 			continue;
@@ -526,9 +553,18 @@ static void name_uncovered(const vt_streams *s)
 		base = base ? base + 1 : o->path;
 		if (!(o->flags & (VT_OBJ_COVERED | VT_OBJ_RECORDER)) && o->path[0] &&
 		    strncmp(base, "linux-vdso", 10))
-			fprintf(stderr, "check: not covered, its accesses not compared: %s\n",
-				o->path);
+		{
+			if (uncompared && i < nuncompared)
+				fprintf(stderr, "check: not covered, its %" PRIu64
+					" accesses not compared: %s\n", uncompared[i], o->path);
+			else
+				fprintf(stderr, "check: not covered, its accesses not "
+					"compared: %s\n", o->path);
+		}
 	}
+	free(uncompared);
+	uncompared = NULL;
+	nuncompared = 0;
 }
 
 /* A number the approximate skeleton defines (skelgen.c, emit_dispatch):
