@@ -98,11 +98,11 @@ int objects_gen(FILE *out, const char *app, char *const *only, char *const *plug
 		return -1;
 	int rc = 0;
 	fputs("\n" OBJ_BEGIN, out);
-	/* the loader (interp) is not covered yet: its lazy binding stays
-	 * outside the trace, and the replay names it */
+	/* the loader (interp) too: the recorder patches it when the program
+	 * starts (replay/rec.c, __libc_start_main) */
 	for (size_t i = 1; i < d.n && rc == 0; i++) {
 		const deps_object *o = &d.objs[i];
-		if (o->interp || !wanted(o, only))
+		if (!wanted(o, only))
 			continue;
 		char path[PATH_MAX];
 		if (skeleton_cached(o->path, o->id_hex, "gen", path, sizeof path))

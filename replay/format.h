@@ -512,6 +512,10 @@ enum {
 	VT_OBJ_MAIN = 4,	/* the executable */
 	VT_OBJ_RECORDER = 8,	/* the recorder itself: none of its accesses
 				 * are the program's */
+	VT_OBJ_LOADER = 16,	/* the dynamic loader: covered (a later chunk
+				 * names it again, COVERED and LATE) from the
+				 * program's start (__libc_start_main) on, its
+				 * frames being live before */
 };
 
 typedef struct vt_object {

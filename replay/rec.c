@@ -118,10 +118,12 @@ __attribute__((noinline, noclone)) void rec_started(void)
 	(void)rec_started_word;
 }
 
-/* The second marker: objects a dlopen mapped are patched (the OBJECTS
- * chunk that names them carries its address): skel check compares their
- * accesses from its next run on.  What ran in them before (their
- * constructors, which dlopen runs before it returns) is not recorded. */
+/* The second marker: objects a dlopen mapped (or the loader, at the
+ * program's start) are patched between two runs of it (the OBJECTS chunk
+ * that names them carries its address): skel check skips what runs in
+ * between (the recorder's planning, unrecorded) and compares them from
+ * the second run on.  What ran in them before (their constructors, which
+ * dlopen runs before it returns) is not recorded. */
 static volatile int rec_late_word;
 __attribute__((noinline, noclone)) void rec_late_patched(void)
 {
@@ -188,6 +190,8 @@ static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	rec_image_fill(info, &o->img);
 	if ((uint64_t)rec_started >= o->img.lo && (uint64_t)rec_started < o->img.hi)
 		o->flags |= VT_OBJ_RECORDER;
+	if (o->img.bias && o->img.bias == getauxval(AT_BASE))
+		o->flags |= VT_OBJ_LOADER;
 	return 0;
 }
 
@@ -244,7 +248,8 @@ static uint32_t rec_sections_match(rec_scan *s, const int *isnew, uint32_t slot)
 	uint32_t at = slot;
 	for (size_t i = 0; i < s->n; i++) {
 		rec_seen *o = &s->v[i];
-		if ((isnew && !isnew[i]) || (o->flags & (VT_OBJ_RECORDER | VT_OBJ_MAIN)))
+		if ((isnew && !isnew[i]) || (o->flags & (VT_OBJ_RECORDER | VT_OBJ_MAIN)) ||
+		    ((o->flags & VT_OBJ_LOADER) && !R.loader_due))
 			continue;
 		for (uint32_t k = 1; k < R.set.n; k++) {
 			if (rec_section_found[k] || !rec_matches(o, &R.set.obj[k]))
@@ -729,6 +734,32 @@ static int rec_same_object(const rec_seen *a, const rec_seen *b)
 	       a->img.lo == b->img.lo && a->img.hi == b->img.hi;
 }
 
+/* The calling thread records nothing until rec_quiet_end: its words go
+ * to the sink, its delta state (PATCH_DSP, PATCH_DREG) comes back after. */
+typedef struct rec_quiet {
+	rec_thread *self;
+	uint64_t *cursor;
+	rec_tls tls;
+} rec_quiet;
+
+static void rec_quiet_begin(rec_quiet *q)
+{
+	q->self = rec_self;
+	q->cursor = rec_cursor;
+	rec_copy_bytes(&q->tls, &rec_t, sizeof q->tls);
+	rec_self = &R.sink;
+	rec_cursor = R.sink.base;
+}
+
+static void rec_quiet_end(const rec_quiet *q)
+{
+	rec_t.lastsp = q->tls.lastsp;
+	for (int i = 0; i < PATCH_DSLOTS; i++)
+		rec_t.dslot[i] = q->tls.dslot[i];
+	rec_self = q->self;
+	rec_cursor = q->cursor;
+}
+
 void rec_late_objects(void)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
@@ -757,6 +788,12 @@ void rec_late_objects(void)
 		uint32_t n = rec_sections_match(&now, isnew, first);
 		rec_pending pd[PATCH_MAX_OBJECTS];
 		rec_int3_list i3 = { 0 };
+		/* the planning runs libc (patched): not the program's work, its
+		 * words go nowhere, and skel check skips what runs between the
+		 * two runs of the marker (two for each late chunk) */
+		rec_quiet q;
+		rec_late_patched();
+		rec_quiet_begin(&q);
 		for (uint32_t k = 0; k < n; k++)
 			rec_object_prepare(&R.obj[first + k], &pd[k], &i3, 0);
 		rec_maps_write(&R.obj[first], pd, n);
@@ -766,6 +803,7 @@ void rec_late_objects(void)
 		atomic_store_explicit(&R.nobj, first + n, memory_order_release);
 		for (uint32_t k = 0; k < n; k++)
 			rec_text_write(&R.obj[first + k], &pd[k]);
+		rec_quiet_end(&q);
 		rec_late_patched();
 		if (R.verbose && n)
 			rec_stats("dlopen");
@@ -774,6 +812,47 @@ void rec_late_objects(void)
 	free(rec_last.v);
 	rec_last = now;
 	rec_unlock(&R.patching);
+}
+
+/* The loader is patched when the program starts: at rec_init its
+ * routines that called the constructors (_dl_init) are live on the stack,
+ * and would record in their middles on the way back.  The executable's
+ * _start calls __libc_start_main, found here first (LD_PRELOAD): no loader
+ * frame is live then.  The loader, listed uncovered at start-up, is
+ * matched as a new object (a late OBJECTS chunk, whose marker run tells
+ * skel check to compare it from there). */
+static int (*rec_start_main_real)(int (*)(int, char **, char **), int, char **,
+				  void (*)(void), void (*)(void), void (*)(void),
+				  void *);
+
+static void rec_loader_late(void)
+{
+	if (!R.active || rec_off() || rec_getpid() != R.pid || R.loader_due)
+		return;
+	rec_lock(&R.patching);
+	R.loader_due = 1;
+	size_t k = 0;	/* the loader is new to rec_late_objects */
+	for (size_t i = 0; i < rec_last.n; i++)
+		if (!(rec_last.v[i].flags & VT_OBJ_LOADER))
+			rec_last.v[k++] = rec_last.v[i];
+	int any = k < rec_last.n;
+	rec_last.n = k;
+	rec_unlock(&R.patching);
+	if (any)
+		rec_late_objects();
+}
+
+REC_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
+				 char **argv, void (*init)(void), void (*fini)(void),
+				 void (*rtld_fini)(void), void *stack_end)
+{
+	if (!rec_start_main_real)
+		rec_start_main_real = dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!rec_start_main_real)
+		rec_die("cannot find libc's __libc_start_main");
+	rec_loader_late();
+	return rec_start_main_real(main_fn, argc, argv, init, fini, rtld_fini,
+				   stack_end);
 }
 
 /* ------------------------------------------------------------- set-up */
@@ -847,6 +926,7 @@ static void rec_tls_offset(void)
 __attribute__((constructor)) static void rec_init(void)
 {
 	rec_vfork_real = dlsym(RTLD_NEXT, "vfork");
+	rec_start_main_real = dlsym(RTLD_NEXT, "__libc_start_main");
 	const char *ppath = getenv("SKEL_PATCH");
 	const char *vpath = getenv("SKEL_VALUES");
 	const char *verb = getenv("SKEL_VERBOSE");

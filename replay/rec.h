@@ -167,6 +167,8 @@ typedef struct rec_state {
 	size_t nsites;
 	size_t nprobes;
 	size_t nneighbour;	/* sites whose span takes in other instructions */
+	int loader_due;		/* the loader may be covered: the program
+				   started (rec.c, __libc_start_main) */
 	size_t nlanding;	/* int3 sites gone on across a branch target
 				   (rec_plan_landings) */
 	size_t nredirect;	/* sites that enter an int3 site's block

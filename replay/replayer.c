@@ -283,11 +283,21 @@ static void report_uncovered(const char *what)
 			nshort, nshort == 1 ? "" : "s");
 	/* objects a dlopen mapped are patched when it returns: their
 	 * constructors, which it runs, are not recorded */
-	for (size_t i = 0; i < objs.n; i++)
-		if ((objs.v[i].flags & VT_OBJ_COVERED) && (objs.v[i].flags & VT_OBJ_LATE))
+	bool loader = false;	/* covered from the program's start */
+	for (size_t i = 0; i < objs.n; i++) {
+		if (!(objs.v[i].flags & VT_OBJ_COVERED) || !(objs.v[i].flags & VT_OBJ_LATE))
+			continue;
+		if (objs.v[i].flags & VT_OBJ_LOADER) {
+			loader = true;
+			fprintf(stderr, "skel: %s: not traced: what the loader %s did before the "
+				"program started (relocations, the constructors' calls into "
+				"it)\n", what, objs.v[i].path);
+		} else {
 			fprintf(stderr, "skel: %s: not traced: what ran in %s while dlopen loaded "
 				"it (its constructors), before the recorder patched it\n", what,
 				objs.v[i].path);
+		}
+	}
 	char names[1024];
 	size_t len = 0;
 	int n = 0;
@@ -295,7 +305,8 @@ static void report_uncovered(const char *what)
 	for (size_t i = 0; i < objs.n; i++) {
 		const vt_object *o = &objs.v[i];
 		if (o->flags & (VT_OBJ_COVERED | VT_OBJ_RECORDER) || !o->path[0] ||
-		    !strncmp(base_name(o->path), "linux-vdso", 10))
+		    !strncmp(base_name(o->path), "linux-vdso", 10) ||
+		    (loader && (o->flags & VT_OBJ_LOADER)))
 			continue;
 		n++;
 		if (len < sizeof names - 200)
