@@ -511,8 +511,9 @@ static rec_probe *rec_probes_load(const rec_object *o, size_t *np,
 }
 
 /* Plans and emits object o's trampolines, or reads them from its plan
- * file (`cached`: at start-up; after a dlopen libc may be patched, and the
- * file code would record); nothing is written into its text yet. */
+ * file (`cached`; later than start-up, rec_late_objects runs it with the
+ * thread's words going nowhere, libc being patched); nothing is written
+ * into its text yet. */
 static void rec_object_prepare(rec_object *o, rec_pending *pd,
 			       rec_int3_list *i3, int cached)
 {
@@ -795,7 +796,7 @@ void rec_late_objects(void)
 		rec_late_patched();
 		rec_quiet_begin(&q);
 		for (uint32_t k = 0; k < n; k++)
-			rec_object_prepare(&R.obj[first + k], &pd[k], &i3, 0);
+			rec_object_prepare(&R.obj[first + k], &pd[k], &i3, 1);
 		rec_maps_write(&R.obj[first], pd, n);
 		rec_objects_write(&now, isnew, (uint64_t)rec_late_patched, VT_OBJ_LATE);
 		rec_int3_publish(&i3);
@@ -982,8 +983,14 @@ __attribute__((constructor)) static void rec_init(void)
 	/* the driver's native run before valgrind (driver/run.c): the
 	 * plans are kept, the program does not run */
 	const char *only = getenv("SKEL_PLAN_ONLY");
-	if (only && !strcmp(only, "1"))
+	if (only && !strcmp(only, "1")) {
+		/* the loader's too, which the run patches at its start */
+		R.loader_due = 1;
+		uint32_t nl = rec_sections_match(&rec_last, NULL, n);
+		for (uint32_t k = n; k < n + nl; k++)
+			rec_object_prepare(&R.obj[k], &pd[k], &i3, 1);
 		_exit(0);
+	}
 
 	/* an image the exec of a recorded one started (rec_exec_env) */
 	const char *img = getenv("SKEL_EXEC");
