@@ -396,6 +396,11 @@ static void collect_mem(insn *in, const ZydisDecodedInstruction *zi,
 			continue;
 		}
 		m.kind = kind_of(op->actions);
+		/* Zydis has xsave's area read and written; the processor writes
+		 * it (the loader's lazy binding saves the vector state so) */
+		if (zi->mnemonic == ZYDIS_MNEMONIC_XSAVE || zi->mnemonic == ZYDIS_MNEMONIC_XSAVE64 ||
+		    zi->mnemonic == ZYDIS_MNEMONIC_XSAVEOPT || zi->mnemonic == ZYDIS_MNEMONIC_XSAVEOPT64)
+			m.kind = ACC_W;
 		m.rk = recorder_rank(zi, ops, i);
 		fix_stack_slot(zi, &m);
 		if (rep)

@@ -574,6 +574,14 @@ static void test_vector_and_x87_accesses_have_their_size(void **state)
 	expect_mem(&in, 0, ACC_R, 10, R_DI, R_NONE, 1, 0);
 	DEC(&in, 0x0f, 0xae, 0x07); /* fxsave [rdi] */
 	expect_mem(&in, 0, ACC_W, 512, R_DI, R_NONE, 1, 0);
+	/* the loader's lazy-binding resolver: the area is written by xsave
+	 * and xsavec (Zydis has xsave's read too), read by xrstor */
+	DEC(&in, 0x0f, 0xae, 0x27); /* xsave [rdi] */
+	expect_mem(&in, 0, ACC_W, 576, R_DI, R_NONE, 1, 0);
+	DEC(&in, 0x0f, 0xc7, 0x27); /* xsavec [rdi] */
+	expect_mem(&in, 0, ACC_W, 576, R_DI, R_NONE, 1, 0);
+	DEC(&in, 0x0f, 0xae, 0x2f); /* xrstor [rdi] */
+	expect_mem(&in, 0, ACC_R, 576, R_DI, R_NONE, 1, 0);
 	DEC(&in, 0x0f, 0x10, 0x44, 0x24, 0x10); /* movups xmm0, xmmword ptr [rsp+0x10] */
 	expect_mem(&in, 0, ACC_R, 16, R_SP, R_NONE, 1, 0x10);
 }
