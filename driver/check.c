@@ -66,18 +66,26 @@ static bool in_analyzed_text(const binary *b, uint64_t a)
  * slot below the red zone, and lackey shows that store and load although
  * the processor touches no memory.  Prefixes, 0f, a3|ab|b3|bb|ba, ModRM
  * with mod 3. */
-static bool valgrind_bt_artifact(const binary *b, uint64_t pc)
+/* The bytes of a two-byte opcode 0f XX at link-time pc, after its 66 and
+ * REX prefixes: c[0] = 0f, c[1] = XX, c[2] = ModRM; NULL if it is none. */
+static const uint8_t *opcode_0f(const binary *b, uint64_t pc)
 {
 	size_t n;
 	const uint8_t *c = elf_code_at(b, pc, &n);
 	size_t i = 0;
 	while (c && i < n && i < 4 && (c[i] == 0x66 || (c[i] & 0xf0) == 0x40))
 		i++;
-	if (!c || i + 2 >= n || c[i] != 0x0f)
+	return c && i + 2 < n && c[i] == 0x0f ? c + i : NULL;
+}
+
+static bool valgrind_bt_artifact(const binary *b, uint64_t pc)
+{
+	const uint8_t *c = opcode_0f(b, pc);
+	if (!c)
 		return false;
-	uint8_t op = c[i + 1];
+	uint8_t op = c[1];
 	return (op == 0xa3 || op == 0xab || op == 0xb3 || op == 0xbb || op == 0xba) &&
-	       c[i + 2] >> 6 == 3;
+	       c[2] >> 6 == 3;
 }
 
 /* xsave, xsavec, xsaves, xrstor, xrstors (the loader's lazy binding saves
@@ -86,16 +94,12 @@ static bool valgrind_bt_artifact(const binary *b, uint64_t pc)
  * own pieces.  Compared on neither side, counted. */
 static bool xsave_family(const binary *b, uint64_t pc)
 {
-	size_t n;
-	const uint8_t *c = elf_code_at(b, pc, &n);
-	size_t i = 0;
-	while (c && i < n && i < 4 && (c[i] == 0x66 || (c[i] & 0xf0) == 0x40))
-		i++;
-	if (!c || i + 2 >= n || c[i] != 0x0f || c[i + 2] >> 6 == 3)
+	const uint8_t *c = opcode_0f(b, pc);
+	if (!c || c[2] >> 6 == 3)
 		return false;
-	unsigned reg = c[i + 2] >> 3 & 7;
-	return (c[i + 1] == 0xae && (reg == 4 || reg == 5)) ||
-	       (c[i + 1] == 0xc7 && (reg == 3 || reg == 4 || reg == 5));
+	unsigned reg = c[2] >> 3 & 7;
+	return (c[1] == 0xae && (reg == 4 || reg == 5)) ||
+	       (c[1] == 0xc7 && (reg == 3 || reg == 4 || reg == 5));
 }
 static uint64_t xsave_skipped;
 

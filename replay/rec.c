@@ -739,14 +739,12 @@ static int rec_same_object(const rec_seen *a, const rec_seen *b)
  * to the sink, its delta state (PATCH_DSP, PATCH_DREG) comes back after. */
 typedef struct rec_quiet {
 	rec_thread *self;
-	uint64_t *cursor;
-	rec_tls tls;
+	rec_tls tls;		/* cursor and deltas */
 } rec_quiet;
 
 static void rec_quiet_begin(rec_quiet *q)
 {
 	q->self = rec_self;
-	q->cursor = rec_cursor;
 	rec_copy_bytes(&q->tls, &rec_t, sizeof q->tls);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
@@ -754,11 +752,8 @@ static void rec_quiet_begin(rec_quiet *q)
 
 static void rec_quiet_end(const rec_quiet *q)
 {
-	rec_t.lastsp = q->tls.lastsp;
-	for (int i = 0; i < PATCH_DSLOTS; i++)
-		rec_t.dslot[i] = q->tls.dslot[i];
+	rec_copy_bytes(&rec_t, &q->tls, sizeof rec_t);
 	rec_self = q->self;
-	rec_cursor = q->cursor;
 }
 
 void rec_late_objects(void)

@@ -90,17 +90,24 @@ static void rec_jmp(rec_emit *e, uint64_t target)
  * trampolines where the site enters an int3 site's block there
  * (rec_plan_enters), or where a span holds the target (rec_site.land);
  * code to code, which no relocation moves. */
-static void rec_branch_rel32(rec_emit *e, uint64_t target)
+/* The index of landing point pc in e->land_pc, or e->nland. */
+static size_t rec_land_index(const rec_emit *e, uint64_t pc)
 {
 	size_t lo = 0, hi = e->nland;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (e->land_pc[mid] < target)
+		if (e->land_pc[mid] < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < e->nland && e->land_pc[lo] == target) {
+	return lo < e->nland && e->land_pc[lo] == pc ? lo : e->nland;
+}
+
+static void rec_branch_rel32(rec_emit *e, uint64_t target)
+{
+	size_t lo = rec_land_index(e, target);
+	if (lo < e->nland) {
 		if (e->nfix == e->capfix) {
 			e->capfix = e->capfix ? 2 * e->capfix : 64;
 			e->fix = realloc(e->fix, e->capfix * sizeof *e->fix);
@@ -602,13 +609,6 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 	return 1;
 }
 
-static void rec_land_here(rec_emit *e, uint64_t pc)
-{
-	for (size_t k = 0; k < e->nland; k++)
-		if (e->land_pc[k] == pc)
-			e->land_at[k] = rec_here(e);
-}
-
 /* One trampoline: for each instruction of the span its before-probes, the
  * instruction, its after-probes; then back to the end of the span. */
 static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
@@ -621,7 +621,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
 		if (a == st->land)
-			rec_land_here(e, a);
+			e->land_at[rec_land_index(e, a)] = rec_here(e);
 		rec_probes(e, &x, pv + st->p0, st->np, 0);
 		done = rec_insn_emit(e, &x, st->end);
 		if (done < 0)

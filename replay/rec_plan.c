@@ -343,25 +343,32 @@ next:;
 
 /* ------------------------------------------ spans across branch targets */
 
-/* The site covering pc, among sv[0..n) (sorted by start, spans apart). */
-static rec_site *rec_site_at(rec_site *sv, size_t n, uint64_t pc)
+/* The last site of sv[0..n) (sorted by start, spans apart) that starts
+ * before pc, skipping those merged away (empty); NULL if none.  Only it
+ * can cover pc, or overlap a range ending at pc. */
+static rec_site *rec_site_before(rec_site *sv, size_t n, uint64_t pc)
 {
 	size_t lo = 0, hi = n;
-	while (lo < hi) {	/* the first site starting after pc */
+	while (lo < hi) {	/* the first site starting at or after pc */
 		size_t mid = (lo + hi) / 2;
-		if (sv[mid].start <= pc)
+		if (sv[mid].start < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t k = lo; k-- > 0;) {
-		if (sv[k].start == sv[k].end)
-			continue;	/* merged away */
-		return pc < sv[k].end ? &sv[k] : NULL;
-	}
+	while (lo-- > 0)
+		if (sv[lo].start != sv[lo].end)
+			return &sv[lo];
 	return NULL;
 }
 
+static rec_site *rec_site_at(rec_site *sv, size_t n, uint64_t pc)
+{
+	rec_site *x = rec_site_before(sv, n, pc + 1);
+	return x && pc < x->end ? x : NULL;
+}
+
+/* Whether a site of the unsorted v[0..n) overlaps [s, e). */
 static int rec_overlaps(const rec_site *v, size_t n, uint64_t s, uint64_t e)
 {
 	for (size_t k = 0; k < n; k++)
@@ -370,7 +377,23 @@ static int rec_overlaps(const rec_site *v, size_t n, uint64_t s, uint64_t e)
 	return 0;
 }
 
-#define REC_LAND_ADD 64		/* new sites for one landing, at most */
+#define REC_LAND_ADD 64		/* new or extended sites for one landing */
+
+/* What an int3 site needs to go on across the branch target ending its
+ * block (rec_land_try). */
+typedef struct rec_landing {
+	uint64_t end;		/* the span's new end */
+	int last_transfer;	/* the span then ends with a transfer */
+	size_t merge;		/* the next site, taken in (SIZE_MAX: none) */
+	rec_site add[REC_LAND_ADD];	/* new sites, each ending with a branch */
+	size_t nadd;
+	struct {		/* sites going on to the end of a branch */
+		size_t site;
+		uint64_t end;
+		int last_transfer;
+	} ext[REC_LAND_ADD];
+	size_t next;
+} rec_landing;
 
 /* A site ending with the branch b, which no site covers: the fewest
  * instructions before it (the sweep's) that make 5 bytes, none a transfer
@@ -398,15 +421,6 @@ static int rec_land_source(const rec_targets *t, const rec_branch *b,
 	return 1;
 }
 
-/* Whether int3 site sv[i] can go on across the target ending its block;
- * if so the new span's end, the next site it takes in (or SIZE_MAX) and
- * the sites to add for the branches there. */
-typedef struct rec_land_ext {
-	size_t site;
-	uint64_t end;
-	int last_transfer;
-} rec_land_ext;
-
 /* Whether site x, which ends before branch b, can go on to b's end: x
  * patched with a jump, not ending with a transfer, and every instruction
  * from its end to b's neither a transfer nor a branch target. */
@@ -424,10 +438,46 @@ static int rec_land_extend(const rec_targets *t, const rec_site *x,
 	return a == b->src && !rec_is_target(t, a);
 }
 
+/* Branch b to the landing point, which no site covers: a site just before
+ * it goes on to its end, or a new one ends with it.  `span` is the int3
+ * site's new span, `added` the sites added for earlier landings. */
+static int rec_land_branch(const rec_targets *t, rec_site *sv, size_t ns,
+			   const rec_branch *b, uint64_t s0, uint64_t s1,
+			   const rec_site *added, size_t nadded, rec_landing *l)
+{
+	uint64_t xe = b->src + b->len;
+	rec_site *pre = rec_site_before(sv, ns, b->src);
+	if (pre && pre->end <= b->src && pre->end + 14 >= b->src &&
+	    rec_land_extend(t, pre, b)) {
+		rec_insn in;
+		if (l->next == REC_LAND_ADD || (pre->end < s1 && xe > s0) ||
+		    rec_overlaps(added, nadded, pre->end, xe) ||
+		    rec_overlaps(l->add, l->nadd, pre->end, xe) ||
+		    rec_decode(b->src, xe, &in))
+			return 0;
+		l->ext[l->next].site = (size_t)(pre - sv);
+		l->ext[l->next].end = xe;
+		l->ext[l->next++].last_transfer = rec_hard_transfer(&in);
+		return 1;
+	}
+	rec_site *nw = &l->add[l->nadd];
+	if (l->nadd == REC_LAND_ADD || !rec_land_source(t, b, nw) ||
+	    (nw->start < s1 && nw->end > s0) ||
+	    rec_overlaps(added, nadded, nw->start, nw->end) ||
+	    rec_overlaps(l->add, l->nadd, nw->start, nw->end))
+		return 0;
+	rec_site *x = rec_site_before(sv, ns, nw->end);
+	if (x && x->end > nw->start)
+		return 0;
+	l->nadd++;
+	return 1;
+}
+
+/* Whether int3 site sv[i] can go on across the branch target ending its
+ * block, and how (l). */
 static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
 			size_t i, const rec_site *added, size_t nadded,
-			uint64_t *endp, size_t *merge, rec_site *add, size_t *nadd,
-			rec_land_ext *ext, size_t *next_)
+			rec_landing *l)
 {
 	const rec_site *st = &sv[i];
 	uint64_t land = st->bend, a = st->start, starts[16];
@@ -442,15 +492,17 @@ static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
 			return 0;
 		starts[nst++] = a;
 		a += x.in.length;
-		if (rec_hard_transfer(&x) && (a <= land || a - st->start < 5))
-			return 0;
-		if (rec_hard_transfer(&x))
+		if (rec_hard_transfer(&x)) {
+			if (a <= land || a - st->start < 5)
+				return 0;
 			break;
+		}
 	}
 	if (a < land || !rec_in_text(&R.cur->img, st->start, a))
 		return 0;
+	l->last_transfer = rec_hard_transfer(&x);
 	/* a site already there: taken in if its probes come next */
-	*merge = SIZE_MAX;
+	l->merge = SIZE_MAX;
 	size_t nx = i + 1;
 	if (nx < ns && sv[nx].start < a) {
 		const rec_site *n = &sv[nx];
@@ -460,18 +512,17 @@ static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
 		if (!at_start || n->start < land || n->redirect || n->land ||
 		    st->p0 + st->np != n->p0 || (n->end < a && n->last_transfer))
 			return 0;
-		if (n->end > a)
+		if (n->end >= a) {
 			a = n->end;
-		*merge = nx++;
+			l->last_transfer = n->last_transfer;
+		}
+		l->merge = nx++;
 	}
-	if (nx < ns && sv[nx].start < a)
-		return 0;
-	if (rec_overlaps(added, nadded, st->start, a))
+	if ((nx < ns && sv[nx].start < a) || rec_overlaps(added, nadded, st->start, a))
 		return 0;
 	/* every branch to the target: in a site (whose trampoline then goes
-	 * to the target's place), or a new site ending with it */
-	*nadd = 0;
-	*next_ = 0;
+	 * to the target's place), or sent there by rec_land_branch */
+	l->nadd = l->next = 0;
 	for (size_t k = rec_targets_after(t, land - 1);
 	     k < t->n && t->v[k].target == land; k++) {
 		const rec_branch *b = &t->v[k];
@@ -479,50 +530,17 @@ static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
 			return 0;
 		if ((b->src >= st->start && b->src < a) ||
 		    rec_site_at(sv, ns, b->src) ||
-		    rec_site_at((rec_site *)added, nadded, b->src))
+		    rec_overlaps(added, nadded, b->src, b->src + 1) ||
+		    rec_overlaps(l->add, l->nadd, b->src, b->src + 1))
 			continue;
 		int dup = 0;
-		for (size_t m = 0; m < *nadd; m++)
-			dup |= b->src >= add[m].start && b->src < add[m].end;
-		for (size_t m = 0; m < *next_; m++)
-			dup |= b->src >= sv[ext[m].site].end && b->src < ext[m].end;
-		if (dup)
-			continue;
-		/* a site ending before it goes on to its end */
-		rec_site *pre = rec_site_at(sv, ns, b->src - 1);
-		if (!pre) {
-			uint64_t lo = b->src >= 15 ? b->src - 15 : 0;
-			for (uint64_t q = b->src; q-- > lo && !pre;)
-				pre = rec_site_at(sv, ns, q);
-		}
-		if (pre && pre->end <= b->src && rec_land_extend(t, pre, b)) {
-			uint64_t xe = b->src + b->len;
-			if (*next_ == REC_LAND_ADD ||
-			    (pre->end < a && xe > st->start) ||
-			    rec_overlaps(added, nadded, pre->end, xe) ||
-			    rec_overlaps(add, *nadd, pre->end, xe))
-				return 0;
-			rec_insn in;
-			if (rec_decode(b->src, xe, &in))
-				return 0;
-			ext[(*next_)++] = (rec_land_ext){ (size_t)(pre - sv), xe,
-				rec_hard_transfer(&in) };
-			continue;
-		}
-		if (*nadd == REC_LAND_ADD || !rec_land_source(t, b, &add[*nadd]))
+		for (size_t m = 0; m < l->next; m++)
+			dup |= b->src >= sv[l->ext[m].site].end && b->src < l->ext[m].end;
+		if (!dup && !rec_land_branch(t, sv, ns, b, st->start, a, added,
+					     nadded, l))
 			return 0;
-		rec_site *nw = &add[*nadd];
-		if (nw->start < a && nw->end > st->start)
-			return 0;
-		if (rec_overlaps(added, nadded, nw->start, nw->end) ||
-		    rec_overlaps(add, *nadd, nw->start, nw->end))
-			return 0;
-		for (size_t m = 0; m < ns; m++)
-			if (sv[m].start < nw->end && sv[m].end > nw->start)
-				return 0;
-		(*nadd)++;
 	}
-	*endp = a;
+	l->end = a;
 	return 1;
 }
 
@@ -530,58 +548,52 @@ size_t rec_plan_landings(const rec_targets *t, rec_site **svp, size_t *nsp)
 {
 	rec_site *sv = *svp;
 	size_t ns = *nsp, made = 0, nadded = 0, capadded = 0;
-	rec_site *added = NULL, add[REC_LAND_ADD];
-	rec_land_ext ext[REC_LAND_ADD];
+	rec_site *added = NULL;
 	if (R.force_int3 || !R.cur->index || !t->n)
 		return 0;
+	rec_landing *l = malloc(sizeof *l);
+	if (!l)
+		rec_die("out of memory");
 	for (size_t i = 0; i < ns; i++) {
-		if (!sv[i].int3 || sv[i].start == sv[i].end)
+		if (!sv[i].int3 || sv[i].start == sv[i].end ||
+		    !rec_land_try(t, sv, ns, i, added, nadded, l))
 			continue;
-		uint64_t end;
-		size_t merge, nadd, next_;
-		if (!rec_land_try(t, sv, ns, i, added, nadded, &end, &merge,
-				  add, &nadd, ext, &next_))
-			continue;
-		for (size_t m = 0; m < next_; m++) {
-			rec_site *xs = &sv[ext[m].site];
-			if (ext[m].end > xs->end) {
-				xs->end = ext[m].end;
+		for (size_t m = 0; m < l->next; m++) {
+			rec_site *xs = &sv[l->ext[m].site];
+			if (l->ext[m].end > xs->end) {
+				xs->end = l->ext[m].end;
 				if (xs->bend < xs->end)
 					xs->bend = xs->end;
-				xs->last_transfer = ext[m].last_transfer;
+				xs->last_transfer = l->ext[m].last_transfer;
 			}
 		}
 		rec_site *st = &sv[i];
-		if (merge != SIZE_MAX) {
-			rec_site *n = &sv[merge];
+		if (l->merge != SIZE_MAX) {
+			rec_site *n = &sv[l->merge];
 			st->np += n->np;
 			n->np = 0;
 			n->end = n->start;
 		}
-		rec_insn x;
-		for (uint64_t a = st->start; a < end; a += x.in.length)
-			if (rec_decode(a, end, &x))
-				rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		st->last_transfer = rec_hard_transfer(&x);
+		st->last_transfer = l->last_transfer;
 		st->land = st->bend;
-		st->end = end;
-		st->bend = end;
+		st->end = st->bend = l->end;
 		st->int3 = 0;
-		if (nadded + nadd > capadded) {
-			capadded = 2 * (nadded + nadd);
+		if (nadded + l->nadd > capadded) {
+			capadded = 2 * (nadded + l->nadd);
 			added = realloc(added, capadded * sizeof *added);
 			if (!added)
 				rec_die("out of memory");
 		}
-		memcpy(added + nadded, add, nadd * sizeof *add);
-		nadded += nadd;
+		memcpy(added + nadded, l->add, l->nadd * sizeof *added);
+		nadded += l->nadd;
 		made++;
 		if (R.verbose)
 			rec_say("int3 site at pc 0x%" PRIx64 " of object %u goes on "
 				"across the branch target 0x%" PRIx64 " (%zu new sites "
 				"for the branches there)", st->start - R.cur->img.bias,
-				R.cur->index, st->land - R.cur->img.bias, nadd);
+				R.cur->index, st->land - R.cur->img.bias, l->nadd);
 	}
+	free(l);
 	/* the sites taken in out, the new ones in */
 	size_t k = 0;
 	for (size_t i = 0; i < ns; i++)

@@ -595,6 +595,30 @@ static void test_jump_table_into_cold_part(void **state)
 	}
 }
 
+/* Routine `name` of p has `tables` resolved jump tables of `nsucc` cases
+ * each, and no unresolved indirect jump. */
+static routine *expect_tables(program *p, const char *name, int tables, unsigned nsucc)
+{
+	routine *r = program_routine_named(p, name);
+	assert_non_null(r);
+	int found = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		if (bl->flags & BLK_IJUMP)
+			fail_msg("%s: indirect jump at block 0x%llx unresolved", name,
+				 (unsigned long long)bl->start);
+		if (bl->flags & BLK_JUMPTABLE) {
+			found++;
+			if (bl->nsucc != nsucc)
+				fail_msg("%s: the table at block 0x%llx has %u targets, "
+					 "expected %u", name, (unsigned long long)bl->start,
+					 bl->nsucc, nsucc);
+		}
+	}
+	assert_int_equal(found, tables);
+	return r;
+}
+
 /* Two switches whose bounds are checked on the taken side of a jump into
  * the table's block (`cmp $7, %rdi; jbe L`, L the only way into the table's
  * block), with their tables side by side (zstd's bit readers, perl's
@@ -635,20 +659,7 @@ static void test_table_bound_on_taken_jump(void **state)
 		"int main(int argc, char **argv) { (void)argv; return (int)twotab(argc, argc & 1); }\n";
 	char cpath[80], bin[80];
 	program *p = build_and_load(src, sizeof src - 1, "-O1", cpath, bin);
-	routine *r = program_routine_named(p, "twotab");
-	assert_non_null(r);
-	int tables = 0;
-	for (uint32_t b = 0; b < r->nblocks; b++) {
-		const block *bl = &r->blocks[b];
-		if (bl->flags & BLK_IJUMP)
-			fail_msg("twotab: indirect jump at block 0x%llx unresolved",
-				 (unsigned long long)bl->start);
-		if (bl->flags & BLK_JUMPTABLE) {
-			tables++;
-			assert_int_equal(bl->nsucc, 8);
-		}
-	}
-	assert_int_equal(tables, 2);
+	routine *r = expect_tables(p, "twotab", 2, 8);
 	for (uint32_t n = 1; n < r->ninsn; n++)
 		if (r->insns[n - 1].addr + r->insns[n - 1].len > r->insns[n].addr)
 			fail_msg("twotab: instruction 0x%llx decoded inside 0x%llx",
@@ -725,23 +736,7 @@ static void test_table_index_loaded_then_bounded(void **state)
 		"int main(int argc, char **argv) { (void)argv; return (int)loaded(argc % 6); }\n";
 	char cpath[80], bin[80];
 	program *p = build_and_load(src, sizeof src - 1, "-O1", cpath, bin);
-	routine *r = program_routine_named(p, "loaded");
-	assert_non_null(r);
-	int tables = 0;
-	for (uint32_t b = 0; b < r->nblocks; b++) {
-		const block *bl = &r->blocks[b];
-		if (bl->flags & BLK_IJUMP)
-			fail_msg("loaded: indirect jump at block 0x%llx unresolved",
-				 (unsigned long long)bl->start);
-		if (bl->flags & BLK_JUMPTABLE) {
-			tables++;
-			if (bl->nsucc != 4)
-				fail_msg("loaded: the table at block 0x%llx has %u "
-					 "targets, expected 4",
-					 (unsigned long long)bl->start, bl->nsucc);
-		}
-	}
-	assert_int_equal(tables, 1);
+	expect_tables(p, "loaded", 1, 4);
 	drop_program(p, cpath, bin);
 }
 
