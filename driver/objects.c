@@ -30,11 +30,20 @@
 #define OBJ_BEGIN "/* SKEL-OBJECTS\n"
 #define OBJ_END "SKEL-OBJECTS-END */"
 
+/* skeletons with every loop and jump replayed (skel gen --no-slice) */
+static bool cache_unsliced;
+
+void skeleton_cache_unsliced(bool on)
+{
+	cache_unsliced = on;
+}
+
 int skeleton_cached(const char *bin, const char *id_hex, const char *why,
 		    char *path, size_t n)
 {
 	char name[200];
-	snprintf(name, sizeof name, "%s/%s.c", cache_dir(), id_hex);
+	snprintf(name, sizeof name, "%s/%s%s.c", cache_dir(), id_hex,
+		 cache_unsliced ? "-noslice" : "");
 	snprintf(path, n, "%s", name);
 	char targets[PATH_MAX];
 	snprintf(targets, sizeof targets, "%s/%s.targets", cache_dir(), id_hex);
@@ -56,7 +65,7 @@ int skeleton_cached(const char *bin, const char *id_hex, const char *why,
 		tmp_untrack(tmp);
 		return skel_fail(tmp, strerror(errno));
 	}
-	skel_opts o = { .app = bin };
+	skel_opts o = { .app = bin, .no_slice = cache_unsliced };
 	patch pt;
 	skel_stats st;
 	int rc = skel_generate(f, &p, &o, &pt, &st, err);

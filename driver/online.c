@@ -219,7 +219,9 @@ static int cached_skeleton(const char *app, bool whole, char *path, size_t n)
 	if (!whole)
 		return 0;
 	char wpath[PATH_MAX];
-	snprintf(wpath, sizeof wpath, "%s/%s-whole.c", cache_dir(), id);
+	size_t pl = strlen(path);
+	/* <id>-whole.c, or <id>-noslice-whole.c */
+	snprintf(wpath, sizeof wpath, "%.*s-whole.c", (int)(pl > 2 ? pl - 2 : 0), path);
 	struct stat ms, ws;
 	if (stat(wpath, &ws) == 0 && stat(path, &ms) == 0 && ms.st_mtime <= ws.st_mtime) {
 		snprintf(path, n, "%s", wpath);
@@ -266,6 +268,8 @@ int cmd_trace(int argc, char **argv)
 				   "[--keep-values VALUES] "
 				   "[--main-only|--whole-process] -- APP [ARGS...]");
 	char app_path[PATH_MAX], path[PATH_MAX];
+	/* fetches (--fetches, --sim cache, lackey) need every jump replayed */
+	skeleton_cache_unsliced(sim_opts_fetches(&simo, format));
 	if (skel_find_app(app[0], app_path) < 0 || skel_refuse_static(app_path) ||
 	    cached_skeleton(app_path, whole, path, sizeof path))
 		return 1;

@@ -727,7 +727,7 @@ int cmd_gen(int argc, char **argv)
 		else if (!strcmp(argv[i], "--all-accesses"))
 			o.all_accesses = true;
 		else if (!strcmp(argv[i], "--no-slice"))
-			o.no_slice = true;
+			skeleton_cache_unsliced(o.no_slice = true);
 		else if (!strcmp(argv[i], "--omega") && i + 1 < argc) {
 			if (parse_omega(argv[++i], &o.omega))
 				return 2;
@@ -811,6 +811,10 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.sliced_loops)
 		fprintf(stderr, "skel: gen: %u loops without data accesses are not replayed "
 			"(their branches not recorded; --no-slice keeps them)\n", st.sliced_loops);
+	if (rc == 0 && st.elided_branches)
+		fprintf(stderr, "skel: gen: %u conditional jumps whose two ways meet without a "
+			"data access are not replayed (not recorded; --no-slice keeps them)\n",
+			st.elided_branches);
 	if (rc == 0 && st.exit_loops)
 		fprintf(stderr, "skel: gen: %u loops record their exit once, not a branch "
 			"outcome per iteration\n", st.exit_loops);

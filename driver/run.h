@@ -68,6 +68,10 @@ int objects_gen(FILE *skel_out, const char *app, char *const *only, char *const 
  * its path in PATH.  0, or 1 after saying why (WHY prefixes messages). */
 int skeleton_cached(const char *bin, const char *id_hex, const char *why,
 		    char *path, size_t n);
+/* From now on the cached skeletons are those with every loop and jump
+ * replayed (ID-noslice.c: skel gen --no-slice), whose instruction
+ * fetches are complete. */
+void skeleton_cache_unsliced(bool on);
 /* The sections the recorder needs beside the executable's patch: the
  * patches of the modules the skeleton text names, concatenated (malloc'd,
  * "" when it names none), or NULL after printing why. */

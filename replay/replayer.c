@@ -67,6 +67,7 @@ extern const unsigned long long sk_chunk __attribute__((weak));
 extern const sk_block_info sk_fetch_blocks[] __attribute__((weak));
 extern const unsigned sk_nfetch_blocks __attribute__((weak));
 extern const unsigned sk_nsliced __attribute__((weak));
+extern const unsigned sk_nelided __attribute__((weak));
 extern const unsigned char sk_insn_lens[] __attribute__((weak));
 /* weak: defined by a skeleton compiled with SK_ROI=1 (skel_rt.h) */
 extern const int sk_roi_compiled __attribute__((weak));
@@ -3232,6 +3233,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "skel: replay: note: the instruction fetches of %u loops without "
 			"data accesses are not in this trace: they are not replayed (skel gen "
 			"--no-slice keeps them)\n", sk_nsliced);
+	if (fetches && &sk_nelided && sk_nelided)
+		fprintf(stderr, "skel: replay: note: the instruction fetches between %u conditional "
+			"jumps and where their two ways meet are not in this trace: they are not "
+			"replayed (skel gen --no-slice keeps them)\n", sk_nelided);
 	if (online && tee_path && !(tee_f = fopen(tee_path, "w"))) {
 		fprintf(stderr, "skel: %s: %s\n", tee_path, strerror(errno));
 		drain();

@@ -76,6 +76,10 @@ typedef struct rgen {
 	int32_t *slice_to;      /* per block: a sliced loop's header -> the
 	                           block its every exit leads to, else -1 */
 	uint8_t *sliced;        /* per block: inside a sliced loop */
+	int32_t *elide_to;      /* per block: its conditional jump not
+	                           replayed, both ways lead silently to this
+	                           block (plan_elisions), else -1 */
+	uint32_t nelided;
 	/* approximate mode (bid_plan): per access of a.acc */
 	uint8_t *role;          /* enum bid_role; BID_KEPT: exact */
 	int32_t *fulcrum;       /* BID_ATTRIBUTED: the access it is counted on */
@@ -502,6 +506,15 @@ static bool exit_jump(const rgen *g, uint32_t i)
 	return false;
 }
 
+/* Whether jump i is not replayed: both ways lead to the same place
+ * doing nothing the trace shows (plan_elisions). */
+static bool elided(const rgen *g, uint32_t i)
+{
+	uint32_t b = g->a.s.block_of[i];
+	return g->elide_to && g->elide_to[b] >= 0 &&
+	       i == g->r->blocks[b].first + g->r->blocks[b].ninsn - 1;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
@@ -531,7 +544,8 @@ static void patch_insn(rgen *g, uint32_t i)
 		}
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
-		if (is_entry_param(g, p) || (p->kind == PR_BRANCH && exit_jump(g, i)))
+		if (is_entry_param(g, p) ||
+		    (p->kind == PR_BRANCH && (exit_jump(g, i) || elided(g, i))))
 			continue;
 		switch (p->kind) {
 		case PR_REG_BEFORE:
@@ -746,6 +760,12 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	const insn *in = &r->insns[i];
 	FILE *f = g->g->f;
 	const branch_info *br = branch_at(&g->a, i);
+	if (elided(g, i)) {
+		fputc('\t', f);
+		emit_edge(g, bi, (uint32_t)g->elide_to[bi]);
+		fputc('\n', f);
+		return;
+	}
 	fputs("\tif (", f);
 	int32_t xl = b->loop;
 	uint32_t xj = 0;
@@ -846,12 +866,12 @@ static void emit_setjmp(rgen *g, uint64_t pc, uint32_t id)
 	fputs("\tgoto B0;\n", f);
 }
 
-/* Whether insn i records its destination (an indirect call checked). */
-static bool has_target_probe(const rgen *g, uint32_t i)
+/* Whether insn i has a probe of that kind. */
+static bool has_probe(const rgen *g, uint32_t i, int kind)
 {
 	const analysis *a = &g->a;
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++)
-		if (a->probes[k].kind == PR_TARGET)
+		if ((int)a->probes[k].kind == kind)
 			return true;
 	return false;
 }
@@ -909,7 +929,7 @@ static void emit_terminator(rgen *g, uint32_t bi)
 			emit_setjmp(g, in->addr, (uint32_t)routine_id(g->g->p, b->end));
 			return;
 		}
-		if (in->flow == FLOW_ICALL && has_target_probe(g, i))
+		if (in->flow == FLOW_ICALL && has_probe(g, i, PR_TARGET))
 			fprintf(f, "\tsk_icall_check(t, 0x%" PRIx64 "ull, TARGET(0x%" PRIx64
 				"ull));\n", in->addr, in->addr);
 		if (in->flow == FLOW_CALL && !call_needs_returned(g, b))
@@ -1590,8 +1610,10 @@ static void emit_routine(rgen *g)
 		const block *b = &r->blocks[bi];
 		if (!reachable(r, bi))
 			continue;
+		/* an elided jump's ways may be entered no more */
 		if (bi)
-			fprintf(f, "B_%" PRIx64 ":\n", b->start);
+			fprintf(f, "B_%" PRIx64 ":%s\n", b->start,
+				g->nelided ? " __attribute__((unused));" : "");
 		fprintf(f, "\tFETCH(%u);\n", g->g->nfetch_blocks++);
 		for (uint32_t i = b->first; i < b->first + b->ninsn; i++)
 			emit_insn(g, i);
@@ -1858,9 +1880,131 @@ static void plan_exits(rgen *g)
 	}
 }
 
+/* ------------------------------------------------- silent branches */
+
+/* The slicing of a branch: a conditional jump both of whose ways lead,
+ * through blocks that do nothing the trace or the skeleton's state sees
+ * (no access, no recorded value, no call, no loop counter stepped), to
+ * the same block is not replayed, and its outcome is not recorded.  In
+ * a byte loop such as `if (c != ' ') in_word = 1` the outcome changes
+ * which instructions run but not which accesses.  Its instruction
+ * fetches are then left out as a sliced loop's are (--no-slice keeps
+ * the branches). */
+
+/* Whether entering block `to` does nothing but go there (emit_edge
+ * writes only its goto, whatever the edge's source), and cannot close
+ * a loop. */
+static bool edge_quiet(const rgen *g, uint32_t to)
+{
+	const routine *r = g->r;
+	if (to == 0 || (g->slice_to && (g->slice_to[to] >= 0 || g->sliced[to])))
+		return false;
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		/* no loop header at all: no cycle of elided jumps replays
+		 * without reading a word */
+		if (r->loops[l].header == to)
+			return false;
+		for (uint32_t j = 0; g->xl && j < g->xl[l].n; j++)
+			if (g->xl[l].x[j].block == to)
+				return false;
+	}
+	return true;
+}
+
+/* Where a replay of block bi goes on to when replaying it does nothing
+ * but its fetch, else -1. */
+static int32_t silent_next(const rgen *g, uint32_t bi)
+{
+	const routine *r = g->r;
+	const analysis *a = &g->a;
+	const block *b = &r->blocks[bi];
+	if (!reachable(r, bi) || (b->flags & (BLK_CALL | BLK_TAILCALL | BLK_NORETURN |
+					      BLK_JUMPTABLE | BLK_IJUMP | BLK_SETJMP |
+					      BLK_HALT | BLK_RET)))
+		return -1;
+	uint32_t last = b->first + b->ninsn - 1;
+	for (uint32_t i = b->first; i <= last; i++) {
+		const insn *in = &r->insns[i];
+		if (in->nmem || g->returned_at[i] || insn_is_rep(in) || in->op == OP_SYSCALL ||
+		    shared_of(g->g, in->addr) ||
+		    (in->flow != FLOW_NEXT && in->flow != FLOW_JUMP && in->flow != FLOW_CJUMP))
+			return -1;
+		for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++)
+			if (!(a->probes[k].kind == PR_BRANCH && elided(g, i)))
+				return -1;
+		for (uint32_t k = 0; k < g->nargs; k++)
+			if (g->args[k].insn == i)
+				return -1;
+	}
+	if (r->insns[last].flow == FLOW_CJUMP)
+		return elided(g, last) ? g->elide_to[bi] : -1;
+	if (b->nsucc != 1)
+		return -1;
+	int n = cfg_block_of(r, r->insns[last].flow == FLOW_JUMP ? r->insns[last].target : b->end);
+	return n >= 0 && (uint32_t)n == b->succ[0] &&
+	       r->blocks[n].start == (r->insns[last].flow == FLOW_JUMP ? r->insns[last].target : b->end)
+		? n : -1;
+}
+
+/* The first block that does something, on the way from an edge into
+ * `to`, when every edge on the way is quiet; else -1. */
+static int32_t silent_end(const rgen *g, uint32_t to)
+{
+	for (int steps = 0; steps < 64; steps++) {
+		if (!edge_quiet(g, to))
+			return -1;
+		int32_t n = silent_next(g, to);
+		if (n < 0)
+			return (int32_t)to;
+		to = (uint32_t)n;
+	}
+	return -1;	/* a silent cycle (a loop without exit we can see) */
+}
+
+static void plan_elisions(rgen *g)
+{
+	const routine *r = g->r;
+	if (g->g->o->all_accesses || g->g->o->no_slice)
+		return;
+	g->elide_to = xmalloc((r->nblocks ? r->nblocks : 1) * sizeof *g->elide_to);
+	for (uint32_t b = 0; b < r->nblocks; b++)
+		g->elide_to[b] = -1;
+	/* an elided jump's block may make another's way silent: again until
+	 * nothing changes */
+	for (bool more = true; more;) {
+		more = false;
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			const block *b = &r->blocks[bi];
+			uint32_t i = b->first + b->ninsn - 1;
+			const insn *in = &r->insns[i];
+			/* only recorded outcomes (a computed condition costs
+			 * nothing, and its values are declared for it) */
+			const branch_info *br = branch_at(&g->a, i);
+			if (g->elide_to[bi] >= 0 || !reachable(r, bi) || in->flow != FLOW_CJUMP ||
+			    (br && br->how == BR_COMPUTED) || !has_probe(g, i, PR_BRANCH) ||
+			    exit_jump(g, i) || shared_of(g->g, in->addr) ||
+			    (g->sliced && g->sliced[bi]) ||
+			    ((b->flags & BLK_TAILCALL) && b->call_target == in->target))
+				continue;
+			int t = cfg_block_of(r, in->target), n = cfg_block_of(r, b->end);
+			if (t < 0 || n < 0 || r->blocks[t].start != in->target ||
+			    r->blocks[n].start != b->end)
+				continue;
+			int32_t x = silent_end(g, (uint32_t)t);
+			if (x < 0 || x != silent_end(g, (uint32_t)n) || (uint32_t)x == bi)
+				continue;
+			g->elide_to[bi] = x;
+			g->nelided++;
+			g->g->st->elided_branches++;
+			more = true;
+		}
+	}
+}
+
 static void rgen_free(rgen *g)
 {
 	free(g->xl);
+	free(g->elide_to);
 	free(g->slice_to);
 	free(g->sliced);
 	free(g->counter_used);
@@ -2271,7 +2415,8 @@ static void emit_fetch_blocks(gen *g)
 	const program *p = g->p;
 	uint32_t n = 0, first = 0;
 	/* the replay says what fetches sliced loops leave out */
-	fprintf(f, "\nconst unsigned sk_nsliced = %u;\n", g->st->sliced_loops);
+	fprintf(f, "\nconst unsigned sk_nsliced = %u;\nconst unsigned sk_nelided = %u;\n",
+		g->st->sliced_loops, g->st->elided_branches);
 	fputs("\n#ifdef SK_HAVE_FETCHES\nconst sk_block_info sk_fetch_blocks[] = {\n", f);
 	for (uint32_t i = 0; i < p->nroutines; i++) {
 		const routine *r = &p->routines[i];
@@ -2341,6 +2486,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		plan_calls(&rg);
 		plan_slices(&rg);
 		plan_exits(&rg);
+		plan_elisions(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

@@ -43,6 +43,7 @@ typedef struct skel_stats {
 				   (gather/scatter, bt mem,reg, xlat) */
 	uint64_t first_inexact; /* pc of the first of them */
 	uint32_t sliced_loops;  /* loops without accesses, not replayed */
+	uint32_t elided_branches; /* jumps whose ways meet silently, not replayed */
 	uint32_t exit_loops;    /* loops whose exit is recorded, not their
 	                           outcomes (skelgen.c, plan_exits) */
 	/* approximate mode: the expressions bid_select saw (the paper's
