@@ -12,6 +12,7 @@
 #include "analyzer/analyzer.h"
 #include "analyzer/jtable.h"
 #include "analyzer/util.h"
+#include "replay/format.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct cfg_ctx {
 	VEC(uint8_t) soft;
 	VEC(uint8_t) demoted;
 	bool seeding_soft;
+	uint64_t replaced;           /* SKEL_REPLACED_ROUTINE's start, or 0 */
 	/* possible entries (program.entries) and, among them, the code
 	 * addresses taken as values */
 	addrmap entries, taken;
@@ -1259,9 +1261,26 @@ static int cmp_routine(const void *x, const void *y)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
+/* The replaced routine: its name and start, no blocks. */
+static void empty_routine(cfg_ctx *c, routine *r, uint64_t start)
+{
+	r->name = routine_name(&c->p->bin, start);
+	r->start = start;
+}
+
+/* Whether routine start a is built: not the one the recorder replaces
+ * (format.h), a routine without blocks whose callers call out. */
+static bool built(const cfg_ctx *c, size_t i)
+{
+	return !c->demoted.a[i] && (!c->replaced || c->list.a[i] != c->replaced);
+}
+
 void cfg_build(program *p)
 {
 	cfg_ctx c = { .p = p };
+	for (size_t i = 0; i < p->bin.nfuncs; i++)
+		if (!strcmp(p->bin.funcs[i].name, SKEL_REPLACED_ROUTINE))
+			c.replaced = p->bin.funcs[i].addr;
 	seed_starts(&c);
 	seed_entries(&c);
 	routine *rs = NULL;
@@ -1278,8 +1297,10 @@ void cfg_build(program *p)
 				memset(&rs[i], 0, sizeof *rs);
 				nr = i + 1;
 			}
-			if (!c.demoted.a[i])
+			if (built(&c, i))
 				build_routine(&c, &rs[i], c.list.a[i]);
+			else if (!c.demoted.a[i])
+				empty_routine(&c, &rs[i], c.list.a[i]);
 			for (uint32_t k = 0; k < rs[i].ncallees; k++)
 				add_start(&c, rs[i].callees[k]);
 		}
@@ -1308,8 +1329,10 @@ void cfg_build(program *p)
 	if (changed)
 		for (size_t i = 0; i < nr; i++) {
 			routine_clear(&rs[i]);
-			if (!c.demoted.a[i])
+			if (built(&c, i))
 				build_routine(&c, &rs[i], c.list.a[i]);
+			else if (!c.demoted.a[i])
+				empty_routine(&c, &rs[i], c.list.a[i]);
 		}
 	size_t kept = 0;
 	for (size_t i = 0; i < nr; i++) {

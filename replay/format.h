@@ -124,6 +124,14 @@ typedef enum patch_what {
 /* Control words (routine entries, returns) are small above this. */
 #define PATCH_CTL_BASE 0xe7e6ffffffffffffull
 
+/* The routine the recorder replaces in a covered libc: glibc installs
+ * its own handlers (SIGCANCEL for pthread_cancel, SIGSETXID) through
+ * __libc_sigaction, out of sight of the interposed sigaction; the
+ * recorder sends that entry point to its own sigaction, which wraps the
+ * handler so its run is marked in the stream.  skel gen leaves the
+ * routine unanalyzed (a call to it is a call out of the analyzed code). */
+#define SKEL_REPLACED_ROUTINE "__libc_sigaction"
+
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */
 	uint64_t block_start;	/* its basic block [start, end) */

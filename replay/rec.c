@@ -518,6 +518,7 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 			       rec_int3_list *i3, int cached)
 {
 	R.cur = o;
+	rec_sig_hook_plan(o, pd);
 	cached = cached && rec_cache_on();
 	if (cached && !R.plan_check && rec_plan_read(pd, i3) == 0) {
 		R.cur = NULL;
@@ -643,6 +644,7 @@ static void rec_text_write(const rec_object *o, rec_pending *pd)
 		for (uint64_t a = w->start + 5; a < w->end; a++)
 			*(volatile uint8_t *)a = 0xcc;
 	}
+	rec_sig_hook_write(pd);
 	rec_text_protect(&o->img, 0);
 	rec_restore_mask(&old);
 	rec_munmap_raw(pd->w, (pd->nw ? pd->nw : 1) * sizeof *pd->w);
@@ -923,6 +925,7 @@ __attribute__((constructor)) static void rec_init(void)
 {
 	rec_vfork_real = dlsym(RTLD_NEXT, "vfork");
 	rec_start_main_real = dlsym(RTLD_NEXT, "__libc_start_main");
+	rec_sig_hook_find();
 	const char *ppath = getenv("SKEL_PATCH");
 	const char *vpath = getenv("SKEL_VALUES");
 	const char *verb = getenv("SKEL_VERBOSE");

@@ -388,6 +388,9 @@ typedef struct rec_pending {
 	size_t nmap;
 	rec_write *w;
 	size_t nw;
+	uint64_t hook_at;	/* the replaced routine's entry (format.h:
+				   SKEL_REPLACED_ROUTINE) in this object */
+	uint64_t hook_stub;	/* the jump from there to the recorder's */
 } rec_pending;
 
 /* The int3 sites found so far, not published yet. */
@@ -484,8 +487,18 @@ void rec_signals_install(void);
 /* The signals held for the thread's next probe, run now (it stops
  * recording: exit, thread end). */
 void rec_sig_run_held(void);
-/* sigaction as libc does it, past our interposer */
+/* sigaction as libc does it, past our interposer: the system call */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
+/* The replaced routine (format.h: SKEL_REPLACED_ROUTINE): its runtime
+ * address, looked up before any text is written (0: none). */
+void rec_sig_hook_find(void);
+/* When object o holds it: the stub that jumps to the recorder's (made
+ * while planning o, R.cur set). */
+void rec_sig_hook_plan(const rec_object *o, rec_pending *pd);
+/* The jump into the stub at its entry, while o's text is writable (our
+ * own stores only); not when one of o's sites covers the entry (a
+ * skeleton made before the routine was left out). */
+void rec_sig_hook_write(const rec_pending *pd);
 
 /* fork: the forking thread's buffer written before the fork (so that its
  * words after `fork_word` are the child's as well as the parent's), and

@@ -13,18 +13,74 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-typedef int (*rec_sigaction_fn)(int, const struct sigaction *,
-				struct sigaction *);
 typedef int (*rec_sigmask_fn)(int, const sigset_t *, sigset_t *);
-REC_REAL(sigaction, rec_sigaction_fn)
 REC_REAL(sigprocmask, rec_sigmask_fn)
 REC_REAL(pthread_sigmask, rec_sigmask_fn)
 
-int rec_sys_sigaction(int sig, const struct sigaction *a,
-			     struct sigaction *o)
+/* The kernel's struct sigaction (x86-64), and the return from a handler
+ * as glibc's __restore_rt has it, byte for byte: the unwinder (libgcc)
+ * knows a signal frame by these bytes at the return address, and
+ * pthread_cancel unwinds through one. */
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+struct rec_ksigaction {
+	void *handler;
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+void rec_restore_rt(void);
+__asm__(".text\n"
+	".type rec_restore_rt, @function\n"
+	"rec_restore_rt:\n"
+	"\tmov $15, %rax\n"
+	"\tsyscall\n"
+	".size rec_restore_rt, . - rec_restore_rt\n");
+
+/* The system call itself: libc's sigaction goes through
+ * __libc_sigaction, which the recorder replaces (rec_sig_hook_write). */
+int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 {
-	rec_sigaction_fn fn = rec_real_sigaction();
-	return fn(sig, a, o);
+	struct rec_ksigaction k, ko;
+	if (a) {
+		k.handler = (void *)a->sa_sigaction;
+		k.flags = (unsigned long)a->sa_flags | SA_RESTORER;
+		k.restorer = rec_restore_rt;
+		memcpy(&k.mask, &a->sa_mask, sizeof k.mask);
+	}
+	long r = rec_syscall6(SYS_rt_sigaction, sig, a ? (long)&k : 0, o ? (long)&ko : 0,
+			      sizeof k.mask, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (o) {
+		memset(o, 0, sizeof *o);
+		o->sa_sigaction = (void (*)(int, siginfo_t *, void *))ko.handler;
+		o->sa_flags = (int)ko.flags;
+		o->sa_restorer = ko.restorer;
+		memcpy(&o->sa_mask, &ko.mask, sizeof ko.mask);
+	}
+	return 0;
+}
+
+/* Signal sets as the kernel reads them (the first 64 bits), without
+ * libc: on the paths a signal takes, a call into a covered libc would
+ * store words in the middle of the interrupted code's. */
+static int rec_sigin(const sigset_t *s, int sig)
+{
+	return sig > 0 && sig <= 64 && (s->__val[0] >> (sig - 1) & 1);
+}
+
+static void rec_sigput(sigset_t *s, int sig, int on)
+{
+	if (sig <= 0 || sig > 64)
+		return;
+	if (on)
+		s->__val[0] |= 1ul << (sig - 1);
+	else
+		s->__val[0] &= ~(1ul << (sig - 1));
 }
 
 static struct sigaction rec_prog_act[NSIG];	/* the program's: owned and
@@ -374,7 +430,7 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 					  : !rec_link_pc(rip, &obj)))
 		return 0;
 	int merged = 0;
-	for (int i = 0; i < q->n && sig < SIGRTMIN; i++)
+	for (int i = 0; i < q->n && sig < 32; i++)	/* not real-time: merged */
 		merged |= q->v[i].sig == sig;
 	if (!merged && q->n == REC_HELD_MAX)
 		return 0;
@@ -413,11 +469,9 @@ static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
 			     int sig, sigset_t *old)
 {
 	sigset_t m = *base;
-	for (int s = 1; s < NSIG; s++)
-		if (sigismember(&a->sa_mask, s))
-			sigaddset(&m, s);
+	m.__val[0] |= a->sa_mask.__val[0];
 	if (!(a->sa_flags & SA_NODEFER))
-		sigaddset(&m, sig);
+		rec_sigput(&m, sig, 1);
 	rec_keep_deliverable(&m);
 	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, (long)old, 8, 0, 0);
 }
@@ -435,7 +489,8 @@ static void rec_run_held(rec_thread *t, const sigset_t *base)
 		q->armed = 0;
 		rec_held h = q->v[0];
 		q->n--;
-		memmove(&q->v[0], &q->v[1], (size_t)q->n * sizeof q->v[0]);
+		for (int i = 0; i < q->n; i++)
+			q->v[i] = q->v[i + 1];
 		sigset_t old;
 		rec_handler_mask(base, &h.act, h.sig, &old);
 		vt_handler e = { .flags = VT_HANDLER_DEFERRED };
@@ -544,16 +599,77 @@ void rec_signals_install(void)
  * program asks for: blocked, a synchronous trap kills the process. */
 static void rec_keep_deliverable(sigset_t *s)
 {
-	sigdelset(s, SIGTRAP);
-	sigdelset(s, SIGSEGV);
+	rec_sigput(s, SIGTRAP, 0);
+	rec_sigput(s, SIGSEGV, 0);
 }
 
 /* The program keeps its view of its own dispositions: for SIGSEGV and
  * SIGTRAP the recorder's handler stays and chains to the program's; for
  * the fatal signals the recorder's flush handler stands for SIG_DFL and
  * yields to any handler the program installs. */
+static int rec_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* glibc keeps its two internal signals (SIGCANCEL, SIGSETXID: 32 and
+ * 33, below SIGRTMIN) from the program */
 REC_EXPORT int sigaction(int sig, const struct sigaction *act,
 			 struct sigaction *old)
+{
+	if (sig <= 0 || sig >= NSIG || sig == 32 || sig == 33) {
+		errno = EINVAL;
+		return -1;
+	}
+	return rec_sigaction(sig, act, old);
+}
+
+/* --------------------------------------------- the replaced routine */
+
+static uint64_t rec_hook_at;
+
+void rec_sig_hook_find(void)
+{
+	rec_hook_at = (uint64_t)dlsym(RTLD_DEFAULT, SKEL_REPLACED_ROUTINE);
+}
+
+/* glibc's own installs (pthread_cancel's SIGCANCEL handler, setxid's)
+ * come here, wrapped as the program's are */
+static int rec_libc_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return rec_sigaction(sig, act, old);
+}
+
+void rec_sig_hook_plan(const rec_object *o, rec_pending *pd)
+{
+	pd->hook_at = pd->hook_stub = 0;
+	if (!rec_hook_at || rec_hook_at < o->img.lo || rec_hook_at >= o->img.hi)
+		return;
+	uint8_t *stub = rec_code_map(REC_PAGE);
+	if (!stub)
+		rec_die("no room for a jump within 2 GiB of %s", o->img.path);
+	uint64_t to = (uint64_t)rec_libc_sigaction;
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp *0(%rip) */
+	memcpy(stub, jmp_abs, sizeof jmp_abs);
+	memcpy(stub + sizeof jmp_abs, &to, 8);
+	if (mprotect(stub, REC_PAGE, PROT_READ | PROT_EXEC))
+		rec_die("cannot protect the trampolines: %s", strerror(errno));
+	pd->hook_at = rec_hook_at;
+	pd->hook_stub = (uint64_t)stub;
+}
+
+void rec_sig_hook_write(const rec_pending *pd)
+{
+	if (!pd->hook_stub)
+		return;
+	for (size_t i = 0; i < pd->nw; i++)
+		if (pd->w[i].start < pd->hook_at + 5 && pd->w[i].end > pd->hook_at)
+			return;
+	uint8_t *p = (uint8_t *)pd->hook_at;
+	uint32_t d = (uint32_t)(pd->hook_stub - (pd->hook_at + 5));
+	p[0] = 0xe9;
+	for (int b = 0; b < 4; b++)
+		p[1 + b] = (uint8_t)(d >> 8 * b);
+}
+
+static int rec_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (!R.active || sig <= 0 || sig >= NSIG)
 		return rec_sys_sigaction(sig, act, old);
@@ -713,7 +829,7 @@ REC_EXPORT __sighandler_t sigset(int sig, __sighandler_t h)
 	if (sigaction(sig, hold ? NULL : &a, &o) ||
 	    rec_sig_one(hold ? SIG_BLOCK : SIG_UNBLOCK, sig, &was))
 		return SIG_ERR;
-	return sigismember(&was, sig) ? SIG_HOLD : o.sa_handler;
+	return rec_sigin(&was, sig) ? SIG_HOLD : o.sa_handler;
 }
 
 REC_EXPORT int sigignore(int sig)

@@ -1321,6 +1321,15 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 	sk_crashed(t, addr, size);
 }
 
+void sk_signal_at(sk_thread *t, uint64_t pc)
+{
+	stream *s = t->sink;
+	const vt_handler *h = handler_next(s);
+	if (h && (h->flags & VT_HANDLER_AT_PC) && !(h->flags & VT_HANDLER_ADDR) && h->pc == pc &&
+	    h->word == words_read(s) && reader_clear(t))
+		handler_run(s);
+}
+
 static void held_word(stream *s);
 static void held_clamp(stream *s);
 

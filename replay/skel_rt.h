@@ -387,6 +387,18 @@ typedef struct sk_pc_scope {
 	uint32_t scope;
 } sk_pc_scope;
 
+/* After the system call at pc (next: the instruction after it): a
+ * signal handler that ran while the thread was in it runs here, after
+ * the accesses before the call and before those after it.  The recorder
+ * places it where the kernel resumes: after the call, or at the call
+ * itself when the kernel restarts it (SA_RESTART). */
+void sk_signal_at(sk_thread *t, uint64_t pc);
+#define SYSCALL_DONE(pc, next) do {						\
+	if (__builtin_expect(t->w == t->end, 0) &&				\
+	    ((pc) == t->crash_pc || (next) == t->crash_pc))			\
+		sk_signal_at(t, t->crash_pc);					\
+} while (0)
+
 #define IN() sk_in(t)
 #define BIT() sk_bit(t)
 #define SMALL() sk_in(t)

@@ -1615,8 +1615,14 @@ static void emit_routine(rgen *g)
 			fprintf(f, "B_%" PRIx64 ":%s\n", b->start,
 				g->nelided ? " __attribute__((unused));" : "");
 		fprintf(f, "\tFETCH(%u);\n", g->g->nfetch_blocks++);
-		for (uint32_t i = b->first; i < b->first + b->ninsn; i++)
+		for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
 			emit_insn(g, i);
+			/* a handler that ran while the thread was in the call */
+			const insn *in = &r->insns[i];
+			if (in->op == OP_SYSCALL && in->flow != FLOW_HALT)
+				fprintf(f, "\tSYSCALL_DONE(0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\n",
+					in->addr, in->addr + in->len);
+		}
 		emit_terminator(g, bi);
 	}
 	fputs("}\n", f);
