@@ -10,6 +10,9 @@
  *   find   a counted search with a break: its two exits (a computed and
  *          a recorded one) lead to one block, with another register form
  *          at each: its outcomes stay recorded (and exact)
+ *   share  two scans whose early exits jump to the same block
+ *          (scanloop_share.S): the recorder would write both loops' words
+ *          there, whichever left, so neither is treated so
  *   none   loops that stop at once (trip count 0)
  *   init   the text alone (what the other modes add to)
  *   outer  a scan inside a loop over rows (e0 holds the outer counter)
@@ -21,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+/* tests/scanloop_share.S */
+long share2(const char *a, const char *b);
 
 __attribute__((noinline)) static long scan(const char *s)
 {
@@ -122,6 +128,16 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "all") || !strcmp(mode, "find"))
 		for (int i = 0; i < 2000; i += 17)
 			sum += find(arr + i, 40, i % 3 ? 96 * (i / 96 + 1) - 1 : -5);
+	if (!strcmp(mode, "all") || !strcmp(mode, "share")) {
+		char b[64];
+		memset(b, 'y', sizeof b);
+		b[63] = 0;
+		for (int k = 0; k < 60; k += 3) {
+			b[k] = '#';	/* the early exit, of the second scan, then the first */
+			sum += share2(text + k, b) + share2(b + k + 1, text) + share2(b, text);
+			b[k] = 'y';
+		}
+	}
 	if (!strcmp(mode, "all") || !strcmp(mode, "none"))
 		for (int i = 0; i < 100; i++)
 			sum += scan("") + ints((const int[]){ -1 });
