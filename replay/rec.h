@@ -459,6 +459,10 @@ void rec_prestart_release(void);
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);
+/* The calling thread's buffer written out now when it has less room
+ * than REC_ROOM_WORDS (rec_buf.c: before libc blocks every signal). */
+#define REC_ROOM_WORDS 4096
+void rec_make_room(void);
 /* A raw clone (no libc): the child runs stack[0](stack[1]) and exits. */
 long rec_clone_raw(unsigned long flags, void *stack, unsigned long tls);
 /* rec_exit.c: the calling thread's stream goes on to its exit system

@@ -569,8 +569,25 @@ static void rec_thread_end(rec_thread *t, uint32_t flags)
 /* pthread key destructor: thread exit (return or pthread_exit).  The
  * stream goes on to the exit system call when the reaper can close it
  * there (rec_exit.c); else it ends here, and says so. */
+/* Before code that runs with every signal blocked (libc's, by its own
+ * system calls: pthread_create around the clone, posix_spawn, a thread's
+ * last steps after its key destructors): a buffer filling up there
+ * faults on its guard page with SIGSEGV blocked, and the kernel kills
+ * the process.  Those stretches record a few hundred words; with less
+ * room than REC_ROOM_WORDS the buffer is written out first. */
+void rec_make_room(void)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || !t || t == &R.sink || t->ended)
+		return;
+	uint64_t *cur = *(uint64_t *volatile *)t->cursor;
+	if (cur >= t->base && cur <= t->guard && t->guard - cur < REC_ROOM_WORDS)
+		rec_flush_self(0, 0);
+}
+
 void rec_on_thread_exit(void *p)
 {
+	rec_make_room();
 	if (!rec_exit_watch(p))
 		rec_thread_end(p, VT_ENDED_IN_DESTRUCTOR);
 }

@@ -69,6 +69,7 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			  me && me != &R.sink ? me->index : VT_NO_PARENT, 0 };
 	s->owns = rec_prestart_claim();
 	rec_heap_publish();
+	rec_make_room();
 	int rc = real(th, attr, rec_thread_main, s);
 	if (rc) {
 		if (s->owns)
@@ -226,17 +227,20 @@ static int rec_spawned(int rc, const char *path)
 REC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
+	rec_make_room();
 	return rec_spawned(rec_real_posix_spawn()(pid, path, fa, at, argv, envp), path);
 }
 
 REC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
+	rec_make_room();
 	return rec_spawned(rec_real_posix_spawnp()(pid, file, fa, at, argv, envp), file);
 }
 
 REC_EXPORT int system(const char *cmd)
 {
+	rec_make_room();
 	int rc = rec_real_system()(cmd);
 	if (cmd)
 		rec_note_spawn("/bin/sh -c ", cmd);
@@ -245,6 +249,7 @@ REC_EXPORT int system(const char *cmd)
 
 REC_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
+	rec_make_room();
 	FILE *f = rec_real_popen()(cmd, mode);
 	if (f)
 		rec_note_spawn("/bin/sh -c ", cmd);
