@@ -29,7 +29,9 @@ for o in O0 O2; do
 	./skel gen "$app" --no-slice -o "$tmp/n.c" 2>"$tmp/ngen.err" || { bad "$o gen --no-slice"; continue; }
 	n=$(sed -n 's/^skel: gen: \([0-9]*\) conditional jumps whose two ways meet.*/\1/p' "$tmp/gen.err")
 	grep -q "conditional jumps whose" "$tmp/ngen.err" && bad "$o: --no-slice still elides"
+	# (nothing elided, as at -O0: the two skeletons replay alike)
 	for k in e n; do
+		[ -z "$n" ] && [ $k = n ] && continue
 		if ./skel check "$tmp/$k.c" -- "$app" $len >/dev/null 2>"$tmp/err"; then
 			echo "elide $o $k: $(grep '^check:' "$tmp/err")"
 		else
