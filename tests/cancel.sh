@@ -14,7 +14,9 @@
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export XDG_CACHE_HOME="$tmp/cache"
+# libc's and the loader's modules, made once into build/test-cache as
+# for tests/e2e.sh and tests/whole.sh (written under a temporary name)
+export XDG_CACHE_HOME="$(pwd)/build/test-cache"
 fails=0
 bad() { echo "FAIL: cancel: $*"; fails=$((fails+1)); }
 for o in O2 O0; do
