@@ -1838,6 +1838,7 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
 		 * its entry, whichever exit comes (the jump keeps its
 		 * computed condition, emit_cjump) */
 		if (tb == 0 || !t->ninsn || !reachable(r, tb) || !other_ways_in(g, l, tb) ||
+		    (g->sliced && g->sliced[tb]) ||	/* records nothing there */
 		    in->flow != FLOW_CJUMP || !branch_packed(in) || !br ||
 		    shared_of(g->g, r->insns[t->first].addr) || g->returned_at[t->first])
 			return false;
@@ -1866,6 +1867,21 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
 	return recorded;
 }
 
+/* No exit block of loop l is one of m's, nor lies inside m (a loop
+ * leaving into another's header: that block's words come at each of the
+ * other's iterations, between its entry and its exit). */
+static bool exits_apart(const rgen *g, uint32_t l, uint32_t m)
+{
+	for (uint32_t j = 0; j < g->xl[l].n && g->xl[m].n; j++) {
+		if (block_in_loop(g->r, g->xl[l].x[j].block, m))
+			return false;
+		for (uint32_t k = 0; k < g->xl[m].n; k++)
+			if (g->xl[l].x[j].block == g->xl[m].x[k].block)
+				return false;
+	}
+	return true;
+}
+
 static void plan_exits(rgen *g)
 {
 	const routine *r = g->r;
@@ -1881,10 +1897,8 @@ static void plan_exits(rgen *g)
 	 * once loops with several exits were treated).  Neither is. */
 	for (uint32_t l = 0; l < r->nloops; l++)
 		for (uint32_t m = l + 1; m < r->nloops; m++)
-			for (uint32_t j = 0; j < g->xl[l].n; j++)
-				for (uint32_t k = 0; k < g->xl[m].n; k++)
-					if (g->xl[l].x[j].block == g->xl[m].x[k].block)
-						g->xl[l].n = g->xl[m].n = 0;
+			if (!exits_apart(g, l, m) || !exits_apart(g, m, l))
+				g->xl[l].n = g->xl[m].n = 0;
 	for (uint32_t l = 0; l < r->nloops; l++) {
 		if (!g->xl[l].n)
 			continue;
