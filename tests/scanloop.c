@@ -19,7 +19,18 @@
  *   crash  a scan that runs into a PROT_NONE page: the trace must stop
  *          at the faulting load, not at the loop's entry
  *   affine a counted loop that runs into one: no word at all comes
- *          between its iterations, the faulting address tells which */
+ *          between its iterations, the faulting address tells which
+ * Shapes where the words of one exit-value loop would come between
+ * another's entry and its exit (skelgen.c, exits_apart): treated, they
+ * desynchronised the replay.
+ *   sign   python3's _PyLong_FromByteArray: two scans (from the front,
+ *          from the back) for a byte unlike the sign byte, each with two
+ *          exits, leaving to one block when none differs: one is treated
+ *   hop    a scan that leaves, when it finds c, straight into the header
+ *          of a second scan: the first is treated, not the second
+ *   slice  the same into the header of a loop without accesses (sliced,
+ *          so nothing is recorded there): not treated
+ * (noipa: gcc's constant propagation into them would change the shapes) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +102,57 @@ __attribute__((noinline)) static long outer(const char *rows, long nr, long w)
 	return t;
 }
 
+__attribute__((noipa)) static long sign(const unsigned char *a, long n, int little)
+{
+	long i;
+	unsigned char s = a[little ? n - 1 : 0];
+	if (little) {
+		const unsigned char *p = a + n - 2;
+		for (i = 1; i < n; i++, p--)
+			if (*p != s)
+				goto found;
+	} else {
+		for (i = 1; i < n; i++)
+			if (a[i] != s)
+				goto found;
+	}
+	return -1;
+found:
+	return i * 3 + (i > 5);
+}
+
+__attribute__((noipa)) static long hop(const char *s, const char *q, int c)
+{
+	const char *p = s;
+	for (;;) {
+		if (*p == c)
+			break;
+		if (!*p)
+			return -1;
+		p++;
+	}
+	do
+		q++;
+	while (*q != ' ');
+	return q - s;
+}
+
+__attribute__((noipa)) static long slice(const char *s, unsigned long n, int c)
+{
+	const char *p = s;
+	for (;;) {
+		if (*p == c)
+			break;
+		if (!*p)
+			return -1;
+		p++;
+	}
+	do
+		n = n & 1 ? 3 * n + 1 : n / 2;
+	while (n > 1);
+	return (long)n;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "all";
@@ -148,6 +210,26 @@ int main(int argc, char **argv)
 			rows[r * 40 + (r * 7) % 39] = '.';
 		sum += outer(rows, 50, 40);
 	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "sign")) {
+		static unsigned char b[80];
+		x = 1;
+		for (int k = 0; k < 400; k++) {
+			x = x * 1103515245u + 12345u;
+			int n = 8 + (x >> 16) % 64, z = (x >> 8) % n;
+			memset(b, 0, (size_t)n);
+			if (k % 3)
+				b[z] = 1;	/* else no byte differs */
+			sum += sign(b, n, k & 1) * (k + 1);
+		}
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "hop")) {
+		text[4094] = ' ';
+		for (int i = 0; i < 4000; i += 7)
+			sum += hop(text + i, text + i + 3, 'q') * (i + 1);
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "slice"))
+		for (int i = 0; i < 4000; i += 7)
+			sum += slice(text + i, (unsigned long)i + 5, 'q') * (i + 1);
 	printf("%s %ld\n", mode, sum);
 	fflush(stdout);
 	if (!strcmp(mode, "crash") || !strcmp(mode, "affine")) {

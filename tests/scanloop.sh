@@ -21,9 +21,11 @@ ${CC:-gcc} -O2 -o "$tmp/scanloop" tests/scanloop.c tests/scanloop_share.S || { e
 ./skel gen "$tmp/scanloop" -o "$tmp/s.c" 2>"$tmp/gen.err" || { bad "gen: $(cat "$tmp/gen.err")"; exit 1; }
 n=$(sed -n 's/^skel: gen: \([0-9]*\) loops record their exit once.*/\1/p' "$tmp/gen.err")
 # scan, ints, back, chr (two exits) and outer's inner loop (none reuses
-# scan and ints; find's loop is not one)
+# scan and ints; find's loop is not one, nor sign's two, which leave to
+# one block as share's do, nor hop's, one leaving into the other, nor
+# slice's)
 [ "${n:-0}" -ge 5 ] || bad "expected 5 exit-value loops or more, skel gen says '${n:-none}'"
-for m in all scan ints back chr share find none outer crash; do
+for m in all scan ints back chr share find none outer sign hop slice crash; do
 	if ./skel check "$tmp/s.c" -- "$tmp/scanloop" $m >/dev/null 2>"$tmp/err"; then
 		echo "scanloop $m: $(grep '^check:' "$tmp/err")"
 	else
