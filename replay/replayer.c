@@ -1308,13 +1308,19 @@ static void handler_at_word(stream *s)
  * before it read: its access is the interrupted one if the reader is
  * where the signal came (and, for a fault, the access holds the faulting
  * address: an earlier execution of the pc would have faulted too). */
+/* Whether the next handler ran at pc, after the words read so far. */
+static const vt_handler *handler_here(stream *s, const sk_thread *t, uint64_t pc)
+{
+	const vt_handler *h = handler_next(s);
+	return h && (h->flags & VT_HANDLER_AT_PC) && h->pc == pc && h->word == words_read(s) &&
+	       reader_clear(t) ? h : NULL;
+}
+
 void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
-	const vt_handler *h = handler_next(s);
-	if (h && (h->flags & VT_HANDLER_AT_PC) && h->pc == pc && h->word == words_read(s) &&
-	    reader_clear(t) && (!(h->flags & VT_HANDLER_ADDR) ||
-				(h->addr >= addr && h->addr - addr < size))) {
+	const vt_handler *h = handler_here(s, t, pc);
+	if (h && (!(h->flags & VT_HANDLER_ADDR) || (h->addr >= addr && h->addr - addr < size))) {
 		handler_run(s);
 		return;
 	}
@@ -1324,9 +1330,8 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 void sk_signal_at(sk_thread *t, uint64_t pc)
 {
 	stream *s = t->sink;
-	const vt_handler *h = handler_next(s);
-	if (h && (h->flags & VT_HANDLER_AT_PC) && !(h->flags & VT_HANDLER_ADDR) && h->pc == pc &&
-	    h->word == words_read(s) && reader_clear(t))
+	const vt_handler *h = handler_here(s, t, pc);
+	if (h && !(h->flags & VT_HANDLER_ADDR))
 		handler_run(s);
 }
 

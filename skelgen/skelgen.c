@@ -1969,10 +1969,9 @@ static int32_t silent_next(const rgen *g, uint32_t bi)
 		return elided(g, last) ? g->elide_to[bi] : -1;
 	if (b->nsucc != 1)
 		return -1;
-	int n = cfg_block_of(r, r->insns[last].flow == FLOW_JUMP ? r->insns[last].target : b->end);
-	return n >= 0 && (uint32_t)n == b->succ[0] &&
-	       r->blocks[n].start == (r->insns[last].flow == FLOW_JUMP ? r->insns[last].target : b->end)
-		? n : -1;
+	uint64_t to = r->insns[last].flow == FLOW_JUMP ? r->insns[last].target : b->end;
+	int n = cfg_block_of(r, to);
+	return n >= 0 && (uint32_t)n == b->succ[0] && r->blocks[n].start == to ? n : -1;
 }
 
 /* The first block that does something, on the way from an edge into
