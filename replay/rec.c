@@ -1039,8 +1039,12 @@ __attribute__((constructor)) static void rec_init(void)
 	R.active = 1;
 	rec_vfork_as_fork = 1;
 	rec_signals_install();
-	if (R.pipe)
-		rec_flusher_start();
+	/* the flusher writes full buffers behind the program (not under
+	 * valgrind, nor with SKEL_ASYNC=0), and skel run's words online */
+	const char *as = getenv("SKEL_ASYNC");
+	int behind = !(pre && strstr(pre, "vgpreload")) && !(as && !strcmp(as, "0"));
+	if (R.pipe || behind)
+		rec_flusher_start(behind);
 	rec_stats("start");
 	/* from here on no libc: the texts written may be libc's, and what
 	 * libc runs after that records words, which must be the program's

@@ -34,6 +34,9 @@
 #define REC_CTL_BYTES (REC_BUF_BYTES / 8 / 2 + 8)
 #define REC_DATA_BYTES (REC_BUF_BYTES / 8 * VT_PACK_MAX + 16)
 #define REC_PACK_BYTES (2 * REC_CTL_BYTES + sizeof(vt_packed) + REC_DATA_BYTES)
+/* A thread's mapping: the buffer, its guard page, the packing space, the
+ * copy of a full buffer the flusher writes (rec_thread.jbuf). */
+#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_BUF_BYTES)
 #define REC_MAX_THREADS 4096
 #define REC_MAX_SEGS 16
 #define REC_MAX_BLOCK_INSNS 4096
@@ -88,6 +91,14 @@ typedef struct rec_thread {
 				   then room for a chunk, then the context */
 	void *z;		/* the context in zmem, NULL: raw VALUES */
 	int zfresh;		/* its next payload starts a new zstd frame */
+	/* A full buffer handed to the flusher (rec_flush_full): its words
+	 * copied to jbuf, the stream index of the first, their number, the
+	 * time of the hand-over.  While `job` is 1, jbuf, pack and the
+	 * compressor are the flusher's; everything else that writes for
+	 * the thread waits until it is 0 again (rec_job_wait). */
+	uint64_t *jbuf;
+	uint64_t jfirst, jn, jns;
+	_Atomic int job;
 } rec_thread;
 #define REC_Z_STACK (256ul * 1024)
 
@@ -167,6 +178,9 @@ typedef struct rec_state {
 	size_t nsites;
 	size_t nprobes;
 	size_t nneighbour;	/* sites whose span takes in other instructions */
+	size_t nloop;		/* sites holding a whole loop (rec_loop_span);
+				   planned in this process, not read from a
+				   plan cache */
 	int loader_due;		/* the loader may be covered: the program
 				   started (rec.c, __libc_start_main) */
 	size_t nlanding;	/* int3 sites gone on across a branch target
@@ -268,6 +282,11 @@ typedef struct rec_site {
 	uint64_t land;		/* a branch target strictly inside the span:
 				   every relocated branch there goes to its
 				   place in this trampoline (0: none) */
+	int loop;		/* the span is its whole block, which ends
+				   with a branch back to its start: that
+				   branch (and any other relocated one to
+				   the start) goes to the trampoline's entry,
+				   so the loop runs in the trampolines */
 } rec_site;
 
 /* A direct branch of a library's text (rec.c's linear sweep), kept
@@ -443,7 +462,9 @@ void rec_munmap_raw(void *p, size_t size);
 void rec_lock(_Atomic int *l);
 void rec_unlock(_Atomic int *l);
 void rec_fill_bytes(void *to, int c, size_t n);
+/* A chunk for `thread` (index) after its words handed to the flusher. */
 void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n);
+long rec_futex(void *addr, int op, int val, const struct timespec *ts);
 /* CLOCK_MONOTONIC in ns, by a raw system call (TIME chunks) */
 uint64_t rec_now_ns(void);
 int rec_buffer_map(rec_thread *t);
@@ -463,8 +484,11 @@ void rec_on_thread_exit(void *p);
  * than REC_ROOM_WORDS (rec_buf.c: before libc blocks every signal). */
 #define REC_ROOM_WORDS 4096
 void rec_make_room(void);
-/* A raw clone (no libc): the child runs stack[0](stack[1]) and exits. */
-long rec_clone_raw(unsigned long flags, void *stack, unsigned long tls);
+/* A raw clone (no libc): the child runs stack[0](stack[1]) and exits
+ * with what it returns.  `tid`: the word CLONE_PARENT_SETTID and
+ * CLONE_CHILD_CLEARTID use (the kernel zeroes it and wakes its futex
+ * when the child is gone), NULL without them. */
+long rec_clone_raw(unsigned long flags, void *stack, unsigned long tls, _Atomic int *tid);
 /* rec_exit.c: the calling thread's stream goes on to its exit system
  * call, where the reaper closes it (0: cannot, end it now); the streams
  * of threads dead there closed now (process exit); fork's child. */
@@ -474,7 +498,17 @@ void rec_exit_forked(void);
 void rec_exit_init(void);
 void rec_thread_close_dead(rec_thread *t);
 void rec_flush_all_dying(void);
-void rec_flusher_start(void);
+/* The flusher thread: it writes the full buffers handed to it (all
+ * runs but under valgrind or SKEL_ASYNC=0), and for skel run every
+ * thread's words every millisecond.  `behind`: it takes full buffers. */
+void rec_flusher_start(int behind);
+/* The flusher gone (rec_finish): the process may end by its last
+ * thread's exit system call, and the flusher would outlive it. */
+void rec_flusher_stop(void);
+/* At a guard fault: t's full buffer to the flusher, or written now. */
+void rec_flush_full(rec_thread *t);
+/* A forked child: no flusher there (the parent's runs on); its own. */
+void rec_flusher_forked(void);
 void rec_stats(const char *when);
 /* The marker skel check starts and stops comparing at (rec.c). */
 void rec_started(void);

@@ -6,8 +6,10 @@
 #include "replay/rec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -88,9 +90,26 @@ void rec_munmap_raw(void *p, size_t size)
 	rec_syscall3(SYS_munmap, (long)p, (long)size, 0);
 }
 
+long rec_futex(void *addr, int op, int val, const struct timespec *ts)
+{
+	return rec_syscall6(SYS_futex, (long)addr, op, val, (long)ts, 0, 0);
+}
+
+/* Until the flusher has written t's full buffer, if it has one. */
+static void rec_job_wait(rec_thread *t)
+{
+	/* a job takes about as long as the buffer took to fill: the wait is
+	 * mostly short, and sleeping costs two context switches */
+	for (unsigned n = 0; n < 20000 && atomic_load_explicit(&t->job, memory_order_acquire); n++)
+		__builtin_ia32_pause();
+	while (atomic_load_explicit(&t->job, memory_order_acquire))
+		rec_futex(&t->job, FUTEX_WAIT_PRIVATE, 1, NULL);
+}
+
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
- * threads do not interleave inside each other. */
-void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
+ * threads do not interleave inside each other.  The flusher's own: no
+ * wait. */
+static void rec_chunk_raw(uint32_t type, uint32_t thread, const void *p, size_t n)
 {
 	if (rec_off())
 		return;
@@ -113,6 +132,14 @@ void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
 			w -= (ssize_t)d;
 		}
 	}
+}
+
+void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
+{
+	rec_thread *t = thread < REC_MAX_THREADS ? R.threads[thread] : NULL;
+	if (t)
+		rec_job_wait(t);
+	rec_chunk_raw(type, thread, p, n);
 }
 
 /* rec_z_on_stack(fn, arg, top): fn(arg) run with the stack pointer at
@@ -221,7 +248,7 @@ static int rec_values_z(rec_thread *t, void *z, uint64_t first, uint64_t words,
 	size_t len = sizeof h + zn;
 	while (len % 8)
 		out[len++] = 0;
-	rec_chunk(VT_ZVALUES, t->index, out, len);
+	rec_chunk_raw(VT_ZVALUES, t->index, out, len);
 	return 0;
 }
 
@@ -254,7 +281,7 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 		while (n % 8)
 			head[n++] = 0;
 		if (!z || rec_values_z(t, z, first, used, head, n)) {
-			rec_chunk(VT_VALUES, t->index, head, n);
+			rec_chunk_raw(VT_VALUES, t->index, head, n);
 			z = NULL;	/* failed: raw from here on */
 		}
 		w += used;
@@ -269,7 +296,7 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
  * flushes (rec_values). */
 int rec_buffer_map(rec_thread *t)
 {
-	size_t size = REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES;
+	size_t size = REC_BUF_MAP_BYTES;
 	char *m = rec_mmap_raw(size);
 	if (!m)
 		return -1;
@@ -279,6 +306,7 @@ int rec_buffer_map(rec_thread *t)
 		return -1;
 	}
 	t->pack = (uint8_t *)m + REC_BUF_BYTES + REC_PAGE;
+	t->jbuf = (uint64_t *)(t->pack + REC_PACK_BYTES);
 	t->base = t->sent = (uint64_t *)m;
 	t->guard = (uint64_t *)(m + REC_BUF_BYTES);
 	return 0;
@@ -410,7 +438,7 @@ uint64_t rec_now_ns(void)
 static void rec_stamp(const rec_thread *t, uint64_t word, uint64_t ns)
 {
 	vt_time v = { word, ns };
-	rec_chunk(VT_TIME, t->index, &v, sizeof v);
+	rec_chunk_raw(VT_TIME, t->index, &v, sizeof v);
 }
 
 /* Writes t's START chunk now: the main thread's, at set-up, so that it
@@ -475,6 +503,7 @@ void rec_unlock(_Atomic int *l)
  * t->lock, with signals blocked. */
 static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 {
+	rec_job_wait(t);	/* its words handed over come first */
 	if (!t->started && !rec_off()) {
 		rec_chunk(VT_THREAD_START, t->index, &t->ts, sizeof t->ts);
 		rec_stamp(t, 0, t->t0);
@@ -562,7 +591,7 @@ static void rec_thread_end(rec_thread *t, uint32_t flags)
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
-	rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES);
+	rec_munmap_raw(t->base, REC_BUF_MAP_BYTES);
 	rec_z_drop(t);
 }
 
@@ -610,7 +639,7 @@ void rec_thread_close_dead(rec_thread *t)
 	}
 	rec_unlock(&t->lock);
 	if (!was) {
-		rec_munmap_raw(t->base, REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES);
+		rec_munmap_raw(t->base, REC_BUF_MAP_BYTES);
 		rec_z_drop(t);
 	}
 	rec_unlock(&R.pass);
@@ -653,25 +682,46 @@ void rec_flush_all_dying(void)
 	rec_flush_others(me, 1);
 }
 
-/* skel run: the replayer reads a FIFO as the program runs.  Buffers fill
- * only every 32768 words, and a loop nest may record a handful in all, so a
- * thread that blocks every signal writes what each thread has recorded
- * every millisecond: the replayer starts on the first words while the
- * program still runs.  Not used for a value file (nothing reads it yet).
+/* The flusher: a thread of the recorder's that writes what the program's
+ * threads recorded while they go on.
+ *
+ * A full buffer (its guard fault) is copied aside and handed to it
+ * (rec_flush_full): packing and compressing 32768 words costs about as
+ * much as recording them, and on a second core it no longer adds to the
+ * program's time.  A thread has one such job at most; whatever else
+ * writes for it (its next flush, its events, its end, a flush by another
+ * thread) waits for the job first (rec_flush_locked, rec_chunk), so its
+ * chunks keep their order.  The flusher takes no lock but with trylock:
+ * a thread waiting for its job may hold its own.
+ *
+ * skel run: the replayer reads a FIFO as the program runs.  Buffers fill
+ * only every 32768 words, and a loop nest may record a handful in all, so
+ * the flusher also writes what each thread has recorded every
+ * millisecond: the replayer starts on the first words while the program
+ * still runs.
  *
  * The thread is a bare clone() on a stack in .bss, not a pthread: a
  * pthread would malloc (its TLS) and mmap (its stack) in the program's
  * address space, and the program's heap and mapping addresses under skel
- * run must be those under skel record.  It shares the main thread's TLS,
+ * run must be those under skel record; glibc does not count it either
+ * (its single-thread fast paths stay).  It shares the main thread's TLS,
  * so it runs no libc code at all (which, patched, would store into the
  * main thread's buffer), only system calls that leave errno alone, and
  * never touches rec_cursor or rec_self.  The clone is ours too: libc's
- * clone() runs its child's first instructions in libc. */
+ * clone() runs its child's first instructions in libc.  Every signal is
+ * blocked in it.  Not under valgrind (skel check): there a second
+ * thread's work would only slow the run. */
 static char rec_flusher_stack[64 * 1024] __attribute__((aligned(64)));
+static _Atomic uint32_t rec_jobs;	/* bumped at each hand-over */
+static _Atomic int rec_behind;		/* the flusher takes full buffers */
+static int rec_flusher_on;
+static _Atomic int rec_flusher_tid;	/* 0 once it has exited */
+static _Atomic int rec_flusher_quit;
 
-/* rec_clone_raw(flags, stack, tls): stack[0] is the function, stack[1]
- * its argument; the child pops both, calls, and exits the thread.  tls:
- * the child's fs base with CLONE_SETTLS. */
+/* rec_clone_raw(flags, stack, tls, tid): stack[0] is the function,
+ * stack[1] its argument; the child pops both, calls, and exits the
+ * thread.  tls: the child's fs base with CLONE_SETTLS; tid: parent_tid
+ * and child_tid. */
 __asm__(".text\n"
 	".globl rec_clone_raw\n"
 	".hidden rec_clone_raw\n"
@@ -679,8 +729,8 @@ __asm__(".text\n"
 	"rec_clone_raw:\n"
 	"	mov $56, %eax\n"		/* SYS_clone */
 	"	mov %rdx, %r8\n"
-	"	xor %edx, %edx\n"
-	"	xor %r10d, %r10d\n"
+	"	mov %rcx, %rdx\n"
+	"	mov %rcx, %r10\n"
 	"	syscall\n"
 	"	test %rax, %rax\n"
 	"	jnz 1f\n"
@@ -695,33 +745,208 @@ __asm__(".text\n"
 	"1:	ret\n"
 	".size rec_clone_raw, .-rec_clone_raw\n");
 
+/* t's job written; t's waiters woken. */
+static void rec_job_run(rec_thread *t)
+{
+	rec_values(t, t->jfirst, t->jbuf, t->jn);
+	rec_stamp(t, t->jfirst + t->jn, t->jns);
+	atomic_fetch_add(&R.values, t->jn);
+	atomic_store_explicit(&t->job, 0, memory_order_release);
+	rec_futex(&t->job, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+/* Every job handed over; 1 if there was one. */
+static int rec_jobs_run(void)
+{
+	int did = 0;
+	uint32_t n = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		if (t && atomic_load_explicit(&t->job, memory_order_acquire)) {
+			rec_job_run(t);
+			did = 1;
+		}
+	}
+	return did;
+}
+
+static int rec_trylock(_Atomic int *l)
+{
+	return !atomic_exchange_explicit(l, 1, memory_order_acquire);
+}
+
+/* skel run: every thread's words so far, skipping a thread whose lock is
+ * taken (it is flushing) or whose job is not written yet. */
+static void rec_flush_online(void)
+{
+	if (!rec_trylock(&R.pass))
+		return;
+	uint32_t n = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		if (!t || t->ended || !rec_trylock(&t->lock))
+			continue;
+		if (!t->ended && !atomic_load(&t->job)) {
+			uint64_t *end = *(uint64_t *volatile *)t->cursor;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			rec_flush_locked(t, end, 0);
+		}
+		rec_unlock(&t->lock);
+	}
+	rec_unlock(&R.pass);
+}
+
+/* Whether the process's other threads have all exited by their exit
+ * system call (not exit_group, nor through rec_finish): then the process
+ * lives as long as the flusher does, and its status is the last exit's.
+ * From /proc/self/stat: the main thread a zombie, two threads counted
+ * (it and the flusher); *code its exit status. */
+static int rec_flusher_alone(int *code)
+{
+	char b[1024];
+	long fd = rec_syscall3(SYS_open, (long)"/proc/self/stat", O_RDONLY, 0);
+	if (fd < 0)
+		return 0;
+	long n = rec_syscall3(SYS_read, fd, (long)b, sizeof b - 1);
+	rec_syscall3(SYS_close, fd, 0, 0);
+	if (n <= 0)
+		return 0;
+	b[n] = 0;
+	char *p = NULL;
+	for (long i = 0; i < n; i++)	/* after the name's last ')' */
+		if (b[i] == ')')
+			p = b + i + 1;
+	if (!p)
+		return 0;
+	long field[53] = { 0 };
+	char state = 0;
+	for (int f = 3; f <= 52 && *p; f++) {
+		while (*p == ' ')
+			p++;
+		if (f == 3)
+			state = *p;
+		else
+			for (; *p >= '0' && *p <= '9'; p++)
+				field[f] = field[f] * 10 + (*p - '0');
+		while (*p && *p != ' ')
+			p++;
+	}
+	*code = (int)(field[52] >> 8 & 0xff);
+	return state == 'Z' && field[20] == 2;
+}
+
 static int rec_flusher(void *arg)
 {
 	(void)arg;
-	struct timespec ms = { 0, 1000000 };
+	const uint64_t period = 1000000;	/* ns, online */
+	uint64_t last = 0;
 	for (;;) {
-		rec_syscall3(SYS_nanosleep, (long)&ms, 0, 0);
-		rec_lock(&R.pass);
+		uint32_t seq = atomic_load(&rec_jobs);
+		int did = rec_jobs_run();
+		if (atomic_load(&rec_flusher_quit))
+			return 0;
 		if (rec_off() || rec_getpid() != R.pid) {
-			rec_unlock(&R.pass);
+			rec_jobs_run();
 			return 0;
 		}
-		rec_flush_others(NULL, 0);	/* rec_self here is the main thread's */
-		rec_unlock(&R.pass);
+		if (R.pipe) {
+			uint64_t now = rec_now_ns();
+			if (now - last >= period) {
+				rec_flush_online();
+				last = now;
+			}
+		}
+		/* a next job often comes within microseconds: look again
+		 * before sleeping */
+		for (unsigned n = 0; !did && n < 20000 && atomic_load(&rec_jobs) == seq; n++)
+			__builtin_ia32_pause();
+		if (!did && atomic_load(&rec_jobs) != seq)
+			continue;
+		if (!did) {
+			/* idle: a look at the process every 200 ms */
+			struct timespec ts = { 0, R.pipe ? (long)period : 200000000L };
+			int code;
+			if (rec_futex(&rec_jobs, FUTEX_WAIT_PRIVATE, (int)seq, &ts) ==
+				    -ETIMEDOUT && !R.pipe && rec_flusher_alone(&code))
+				return code;
+		}
 	}
 }
 
-void rec_flusher_start(void)
+void rec_flusher_stop(void)
+{
+	if (!atomic_load(&rec_flusher_tid))
+		return;
+	atomic_store(&rec_flusher_quit, 1);
+	atomic_fetch_add(&rec_jobs, 1);
+	rec_futex(&rec_jobs, FUTEX_WAKE_PRIVATE, 1, NULL);
+	int v;
+	while ((v = atomic_load(&rec_flusher_tid)) != 0)
+		rec_futex(&rec_flusher_tid, FUTEX_WAIT, v, NULL);
+	atomic_store(&rec_behind, 0);
+}
+
+void rec_flusher_start(int behind)
 {
 	sigset_t old;
 	rec_block_all(&old);	/* inherited by the thread: all blocked */
 	void **top = (void **)(rec_flusher_stack + sizeof rec_flusher_stack) - 2;
 	top[0] = (void *)rec_flusher;
 	top[1] = NULL;
-	if (rec_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-			  CLONE_THREAD | CLONE_SYSVSEM, top, 0) < 0)
+	atomic_store(&rec_flusher_quit, 0);
+	rec_flusher_on = rec_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+				       CLONE_THREAD | CLONE_SYSVSEM | CLONE_PARENT_SETTID |
+				       CLONE_CHILD_CLEARTID, top, 0, &rec_flusher_tid) > 0;
+	if (rec_flusher_on)
+		atomic_store(&rec_behind, behind);
+	else if (R.pipe)
 		rec_say("cannot start the online flusher; words reach the replayer "
 			"every %lu KiB", REC_BUF_BYTES / 1024);
+	rec_restore_mask(&old);
+}
+
+void rec_flusher_forked(void)
+{
+	int behind = atomic_load(&rec_behind);
+	atomic_store(&rec_behind, 0);
+	atomic_store(&rec_flusher_tid, 0);	/* the parent's */
+	if (rec_flusher_on && behind && !rec_off())
+		rec_flusher_start(1);
+}
+
+/* The words of a thread's buffer, no libc (it may be patched). */
+static void rec_copy_words(uint64_t *to, const uint64_t *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[i];
+}
+
+void rec_flush_full(rec_thread *t)
+{
+	if (!atomic_load(&rec_behind) || t->index >= REC_MAX_THREADS ||
+	    R.threads[t->index] != t || rec_getpid() != R.pid) {
+		rec_flush_upto(t, t->guard, 1);
+		return;
+	}
+	sigset_t old;
+	rec_block_all(&old);
+	rec_lock(&t->lock);
+	rec_flush_locked(t, NULL, 0);	/* the job before; START, heap events */
+	if (t->guard > t->sent && !rec_off()) {
+		size_t n = (size_t)(t->guard - t->sent);
+		rec_copy_words(t->jbuf, t->sent, n);
+		t->jfirst = t->written;
+		t->jn = n;
+		t->jns = rec_now_ns();
+		t->written += n;
+		atomic_store_explicit(&t->job, 1, memory_order_release);
+		atomic_fetch_add(&rec_jobs, 1);
+		rec_futex(&rec_jobs, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+	t->origin = t->written;
+	t->sent = t->base;
+	rec_cursor = t->base;
+	rec_unlock(&t->lock);
 	rec_restore_mask(&old);
 }
 
@@ -758,15 +983,15 @@ void rec_stats(const char *when)
 		rec_int3_busiest();
 	if (R.verbose)
 		rec_say("STATS %s objects_patched=%u sections=%zu sites=%zu "
-			"neighbour_sites=%zu int3_sites=%zu landing_sites=%zu probes=%zu "
+			"neighbour_sites=%zu loop_sites=%zu int3_sites=%zu landing_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
 			" int3_hits=%" PRIu64 " int3_entered=%zu plans_read=%d"
-			" plans_made=%d", when,
+			" plans_made=%d handed_over=%u", when,
 			atomic_load(&R.nobj), R.set.n,
-			R.nsites, R.nneighbour, R.nint3, R.nlanding, R.nprobes, R.code_size,
+			R.nsites, R.nneighbour, R.nloop, R.nint3, R.nlanding, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
 			atomic_load(&R.int3_hits), R.nredirect, R.plans_read,
-			R.plans_made);
+			R.plans_made, atomic_load(&rec_jobs));
 }
 
 void rec_finish(uint32_t how)
@@ -786,6 +1011,7 @@ void rec_finish(uint32_t how)
 	R.finished = 1;
 	rec_unlock(&R.pass);
 	rec_restore_mask(&old);
+	rec_flusher_stop();
 	rec_stats("exit");
 }
 /* An event in the calling thread's stream, after the words recorded so
@@ -869,4 +1095,6 @@ void rec_fork_streams_reset(rec_thread *t)
 	t->ts.parent = VT_NO_PARENT;
 	t->ts.flags |= VT_START_FORKED;
 	t->zfresh = 1;	/* its file's stream starts a frame of its own */
+	/* a buffer handed over after the fork's flush is the parent's */
+	atomic_store(&t->job, 0);
 }

@@ -620,7 +620,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		if (a == st->land)
+		if (a == st->land || (st->loop && a == st->start))
 			e->land_at[rec_land_index(e, a)] = rec_here(e);
 		rec_probes(e, &x, pv + st->p0, st->np, 0);
 		done = rec_insn_emit(e, &x, st->end);
@@ -716,7 +716,7 @@ static int rec_u64_cmp(const void *a, const void *b)
 static void rec_lands_init(rec_emit *e, const rec_site *sv, size_t ns)
 {
 	for (size_t i = 0; i < ns; i++)
-		e->nland += sv[i].land != 0;
+		e->nland += (sv[i].land != 0) + sv[i].loop;
 	if (!e->nland)
 		return;
 	e->land_pc = malloc(e->nland * sizeof *e->land_pc);
@@ -724,9 +724,12 @@ static void rec_lands_init(rec_emit *e, const rec_site *sv, size_t ns)
 	if (!e->land_pc || !e->land_at)
 		rec_die("out of memory");
 	size_t k = 0;
-	for (size_t i = 0; i < ns; i++)
+	for (size_t i = 0; i < ns; i++) {
 		if (sv[i].land)
 			e->land_pc[k++] = sv[i].land;
+		if (sv[i].loop)
+			e->land_pc[k++] = sv[i].start;
+	}
 	qsort(e->land_pc, k, sizeof *e->land_pc, rec_u64_cmp);
 }
 

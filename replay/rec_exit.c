@@ -38,11 +38,6 @@ static _Atomic uint32_t rec_exit_seq;	/* bumped when a watch is armed */
 static _Atomic int rec_reaper_state;	/* 0 none, 1 starting, 2 running, -1 failed */
 static char rec_reaper_stack[32 * 1024] __attribute__((aligned(64)));
 
-static long rec_futex(void *addr, int op, int val, const struct timespec *ts)
-{
-	return rec_syscall6(SYS_futex, (long)addr, op, val, (long)ts, 0, 0);
-}
-
 /* Every watched thread that has exited gets its stream closed and its
  * joiners woken, once.  Returns one still running its exit path, or NULL. */
 static rec_thread *rec_reap_pass(void)
@@ -100,7 +95,7 @@ static int rec_reaper_running(void)
 		if (!fs)
 			rec_syscall3(SYS_arch_prctl, REC_ARCH_GET_FS, (long)&fs, 0);
 		long rc = rec_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-					CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS, top, fs);
+					CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS, top, fs, NULL);
 		rec_restore_mask(&old);
 		atomic_store(&rec_reaper_state, rc < 0 ? -1 : 2);
 	}

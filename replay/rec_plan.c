@@ -154,6 +154,39 @@ static int rec_span(const patch_probe *pr, uint64_t floor, uint64_t *s,
 	return *e - *s >= 5 ? 0 : 1;
 }
 
+/* Whether pr's block is a loop of its own that one site can hold whole:
+ * entered only at its start (the patch's blocks are), it ends with a
+ * jcc or jmp rel back to its start and holds no other transfer but jccs,
+ * >= 5 bytes, after `floor`.  Its iterations then run in the trampoline
+ * instead of jumping out to it and back at every probe. */
+static int rec_loop_span(const patch_probe *pr, uint64_t floor, int *last_transfer)
+{
+	uint64_t bs = pr->block_start, be = pr->block_end, target;
+	rec_insn x;
+	if (bs < floor || be - bs < 5 || R.force_int3)
+		return 0;
+	for (uint64_t a = bs; a < be; a += x.in.length) {
+		if (rec_decode(a, be, &x))
+			return 0;
+		int last = a + x.in.length == be;
+		if (rec_hard_transfer(&x) &&
+		    !(last && x.in.meta.category == ZYDIS_CATEGORY_UNCOND_BR))
+			return 0;
+		if (!last)
+			continue;
+		if (!(x.in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) ||
+		    x.op[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+		    (rec_cond_code(&x) < 0 &&
+		     x.in.meta.category != ZYDIS_CATEGORY_UNCOND_BR) ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x.in, &x.op[0], a,
+							   &target)) ||
+		    target != bs)
+			return 0;
+		*last_transfer = rec_hard_transfer(&x);
+	}
+	return 1;
+}
+
 int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 {
 	rec_site *sv = calloc(np ? np : 1, sizeof *sv);
@@ -172,6 +205,15 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		uint64_t s, e, fe = 0;
 		int lt, reach;
 		int rc = rec_span(pr, floor, &s, &e, &lt, &reach, &fe);
+		if (rc >= 0 && !same_block && rec_loop_span(pr, floor, &lt)) {
+			sv[ns++] = (rec_site){ .start = pr->block_start,
+				.end = pr->block_end, .bstart = pr->block_start,
+				.bend = pr->block_end, .p0 = i, .np = 1,
+				.last_transfer = lt, .first_end = fe ? fe : pr->block_end,
+				.loop = 1 };
+			R.nloop++;
+			continue;
+		}
 		if (R.force_int3 && rc == 0)
 			rc = 1;
 		if (rc < 0)
@@ -191,7 +233,7 @@ int rec_plan(rec_probe *pv, size_t np, rec_site **out, size_t *nout)
 		}
 		rec_site *st = &sv[ns++];
 		*st = (rec_site){ s, e, pr->block_start, pr->block_end, i, 1,
-				  rc == 1, lt, fe, 0, 0, 0 };
+				  rc == 1, lt, fe, 0, 0, 0, 0 };
 		if (rc == 1) {
 			rec_insn x;
 			rec_decode(pr->pc, pr->block_end, &x);
@@ -428,7 +470,7 @@ static int rec_land_extend(const rec_targets *t, const rec_site *x,
 			   const rec_branch *b)
 {
 	rec_insn in;
-	if (x->int3 || x->redirect || x->land || x->last_transfer)
+	if (x->int3 || x->redirect || x->land || x->loop || x->last_transfer)
 		return 0;
 	uint64_t a = x->end;
 	for (; a < b->src; a += in.in.length)
@@ -509,7 +551,7 @@ static int rec_land_try(const rec_targets *t, rec_site *sv, size_t ns,
 		int at_start = 0;
 		for (size_t k = 0; k < nst; k++)
 			at_start |= starts[k] == n->start;
-		if (!at_start || n->start < land || n->redirect || n->land ||
+		if (!at_start || n->start < land || n->redirect || n->land || n->loop ||
 		    st->p0 + st->np != n->p0 || (n->end < a && n->last_transfer))
 			return 0;
 		if (n->end >= a) {

@@ -166,6 +166,7 @@ void rec_atfork_child(void)
 		R.child = 1;
 		rec_self = &R.sink;
 		rec_cursor = R.sink.base;
+		rec_flusher_forked();
 		return;
 	}
 	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,
@@ -177,6 +178,7 @@ void rec_atfork_child(void)
 	rec_fork_streams_reset(t);
 	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
 	rec_thread_start_now(t);
+	rec_flusher_forked();
 }
 
 /* exec: the image's words so far are written, then an EXEC chunk says
@@ -186,8 +188,10 @@ static void rec_note_exec_arg(const char *path, const char *arg, uint32_t stage)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
-	if (stage == VT_EXEC_CALLED)
+	if (stage == VT_EXEC_CALLED) {
 		rec_flush_all_dying();
+		rec_stats("exec");
+	}
 	vt_exec e = { .stage = stage };
 	size_t n = 0;	/* path, then arg: no libc (it may be patched) */
 	for (size_t i = 0; path && path[i] && n < sizeof e.path - 1; i++)

@@ -165,6 +165,7 @@ static void rec_note_crash(int sig, const siginfo_t *si, void *ucv)
 	}
 	rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
 	rec_chunk(VT_CRASH, t->index, &c, sizeof c);
+	rec_stats("crash");
 }
 
 static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
@@ -222,7 +223,7 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
 			if (at == t->guard)
-				rec_flush_upto(t, at, 1);
+				rec_flush_full(t);
 			rec_cursor = t->base;
 			g[REG_RDX] = (greg_t)t->base;
 			return;

@@ -168,6 +168,23 @@ static const char PROG_SRC[] =
 	"\treturn r;\n"
 	"}\n"
 	"\n"
+	"/* sl_blk: a block that is a loop of its own (its last instruction\n"
+	" * jumps back to its start): its trampoline holds the whole loop */\n"
+	"__attribute__((noinline)) long selfloop(long n)\n"
+	"{\n"
+	"\tregister long acc asm(\"rax\") = 0;\n"
+	"\tregister long *p asm(\"rsi\") = arr;\n"
+	"\tregister long c asm(\"rcx\") = n;\n"
+	"\tfor (long i = 0; i < 64; i++)\n"
+	"\t\tarr[i] = i * i;\n"
+	"\tasm volatile(\".globl sl_blk\\nsl_blk: add (%1), %0\\n\\tadd $8, %1\\n\\tdec %2\\n\\tjnz sl_blk\\n\"\n"
+	"\t\t     \".globl sl_end\\nsl_end:\" : \"+r\"(acc), \"+r\"(p), \"+r\"(c) : : \"cc\", \"memory\");\n"
+	"\tfor (long i = 0; i < n; i++)\n"
+	"\t\tprintf(\"V %lx\\n\", (long)(arr + i));\n"
+	"\tprintf(\"sum %ld\\n\", acc);\n"
+	"\treturn acc;\n"
+	"}\n"
+	"\n"
 	"long tres[2][1000];\n"
 	"\n"
 	"__attribute__((noinline)) void work(long *out, long seed)\n"
@@ -202,6 +219,8 @@ static const char PROG_SRC[] =
 	"\t\taddr(n);\n"
 	"\telse if (!strcmp(m, \"a32\"))\n"
 	"\t\ta32(n);\n"
+	"\telse if (!strcmp(m, \"selfloop\"))\n"
+	"\t\tselfloop(n);\n"
 	"\telse if (!strcmp(m, \"taken\"))\n"
 	"\t\ttaken(n);\n"
 	"\telse if (!strcmp(m, \"target\"))\n"
@@ -874,6 +893,26 @@ static void test_short_block_falls_back_to_int3(void **state)
 	run_free(&r);
 }
 
+/* A block that jumps back to its own start is one site, the whole loop
+ * in its trampoline: each iteration's probe runs there, the branch back
+ * goes to the trampoline's start, the loop's exit back to the text. */
+static void test_self_loop_runs_in_its_trampoline(void **state)
+{
+	const char *probes[] = { "sl_blk sl_blk sl_end before reg rsi", NULL };
+	run r;
+	uint64_t *want;
+	run_prog(&r, prog_np, make_patch(prog_np, probes), "selfloop", "40",
+		 "SKEL_VERBOSE=1");
+	size_t n = expected(r.out, "V", &want);
+	assert_int_equal(n, 40);
+	assert_words(vtrace_stream(&r.s, 0), want, n);
+	assert_non_null(strstr(r.err, "loop_sites=1"));
+	assert_non_null(strstr(r.err, "int3_sites=0"));
+	assert_same_as_native(&r, prog_np, "selfloop", "40");
+	free(want);
+	run_free(&r);
+}
+
 /* The same block, with `enter` lines for its two predecessors: they
  * enter its trampoline themselves, and the int3 is never hit. */
 static void test_short_block_entered_from_predecessors(void **state)
@@ -1492,6 +1531,7 @@ int main(void)
 		cmocka_unit_test(test_addr_of_addr32_call),
 		cmocka_unit_test(test_target_of_indirect_call),
 		cmocka_unit_test(test_short_block_falls_back_to_int3),
+		cmocka_unit_test(test_self_loop_runs_in_its_trampoline),
 		cmocka_unit_test(test_short_block_entered_from_predecessors),
 		cmocka_unit_test(test_damaged_plan_is_rebuilt),
 		cmocka_unit_test(test_cached_plan_gives_the_same_trace),
