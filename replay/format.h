@@ -568,6 +568,10 @@ enum {
 	VT_HANDLER_AT_PC = 4,
 	VT_HANDLER_ADDR = 8,
 	VT_HANDLER_UNPLACED = 16,
+	/* not a handler: the thread switched to another context (stack and
+	 * pc) by swapcontext (addr 1) or setcontext (addr 2), called from pc;
+	 * the replay does not follow such switches and stops there, loud */
+	VT_HANDLER_SWITCH = 32,
 };
 typedef struct vt_handler {
 	uint64_t word;		/* words of the thread before it */

@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* The definitions below interpose libc's; the originals come from
@@ -90,6 +91,46 @@ __attribute__((noreturn)) static void rec_exit_now(int status)
 		real(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
+}
+
+/* swapcontext and setcontext move the thread to another stack and pc
+ * (a coroutine, a context made by makecontext, one saved by getcontext):
+ * the skeleton's frames do not follow, so the thread's stream says
+ * where it switched, and the replay stops there, loud, instead of
+ * replaying what follows as if the call had returned. */
+typedef int (*rec_swapcontext_fn)(ucontext_t *, const ucontext_t *);
+typedef int (*rec_setcontext_fn)(const ucontext_t *);
+REC_REAL(swapcontext, rec_swapcontext_fn)
+REC_REAL(setcontext, rec_setcontext_fn)
+
+static void rec_note_switch(uint64_t how, uint64_t from)
+{
+	rec_thread *t = rec_self;
+	if (!R.active || rec_off() || !t || t == &R.sink || rec_getpid() != R.pid)
+		return;
+	int e = errno;
+	vt_handler h = { .flags = VT_HANDLER_SWITCH, .addr = how, .pc = from };
+	const rec_object *o = rec_object_at(from);
+	if (o) {
+		h.pc = from - o->img.bias;
+		h.object = o->index;
+	}
+	rec_event(VT_HANDLER, &h, sizeof h);
+	errno = e;
+}
+
+REC_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	rec_note_switch(1, (uint64_t)__builtin_return_address(0));
+	rec_swapcontext_fn real = rec_real_swapcontext();
+	return real ? real(oucp, ucp) : -1;
+}
+
+REC_EXPORT int setcontext(const ucontext_t *ucp)
+{
+	rec_note_switch(2, (uint64_t)__builtin_return_address(0));
+	rec_setcontext_fn real = rec_real_setcontext();
+	return real ? real(ucp) : -1;
 }
 
 REC_EXPORT void _exit(int status)

@@ -1291,10 +1291,25 @@ static bool handler_due(stream *s)
 	return h && h->word == words_read(s);
 }
 
+/* swapcontext or setcontext: the skeleton's frames are not where the
+ * thread went (format.h, VT_HANDLER_SWITCH). */
+static void switch_lost(stream *s, const vt_handler *h)
+{
+	sink_flush(s);
+	fprintf(stderr, "skel: replay: thread %u: the program switched to another context "
+		"with %s (called from pc 0x%" PRIx64 " of object %u, after word %" PRIu64
+		"): skel does not follow context switches (coroutines); the thread's trace "
+		"ends here\n", s->thread, h->addr == 2 ? "setcontext" : "swapcontext",
+		h->pc, h->object, h->word);
+	longjmp(s->end, 2);
+}
+
 /* The skeleton needs the handler's first word. */
 static void handler_at_word(stream *s)
 {
 	const vt_handler *h = handler_next(s);
+	if (h->flags & VT_HANDLER_SWITCH)
+		switch_lost(s, h);
 	if (h->flags & VT_HANDLER_UNPLACED)
 		handler_lost(s, h, "the signal came in the recorder's trampolines, where the "
 			     "replay cannot place its handler");

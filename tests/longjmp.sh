@@ -5,7 +5,8 @@
 # and C++ exceptions (tests/except.cc: thrown through frames with
 # destructors, rethrown, thrown in libstdc++, a try inside a catch).  Each
 # must be exact under skel check, with the program's output and status as
-# native.
+# native.  Context switches (swapcontext, setcontext) must stop the replay,
+# loud.
 cd "$(dirname "$0")/.." || exit 1
 # the executable's scope (skel gen --main-only) unless a case says
 # otherwise: whole-process tracing is tests/whole.sh's
@@ -41,5 +42,30 @@ prog() {
 }
 prog longjmp tests/longjmp.c "${CC:-gcc}" SK_SETJMP "loop 3" nested recurse sig "again 20"
 prog except tests/except.cc "${CXX:-g++}" sk_catch_push "deep 3" "rethrow 4" "lib 6" "nested 3"
+# Context switches (tests/uctx.c: swapcontext coroutines, setcontext to
+# a getcontext): not followed, so the replay must stop at the first one,
+# say so, and have emitted nothing wrong before it: skel check's first
+# difference is the end of skel's trace, not a differing access (-O2
+# only: the check of a switch is the same at -O0).
+for o in O2; do
+	b="$tmp/uctx-$o"
+	${CC:-gcc} -$o -o "$b" tests/uctx.c || { bad "cannot build tests/uctx.c -$o"; continue; }
+	./skel gen "$b" -o "$b.c" 2>/dev/null || { bad "gen uctx -$o"; continue; }
+	for c in swap set; do
+		"$b" $c >"$tmp/native.out" 2>&1
+		./skel run "$b.c" --format count -o /dev/null -- "$b" $c >"$tmp/run.out" 2>"$tmp/run.err"
+		rst=$?
+		[ $rst -eq 3 ] || bad "uctx -$o $c: skel run exited $rst, not 3 (replay stopped)"
+		grep -q "does not follow context switches" "$tmp/run.err" ||
+			bad "uctx -$o $c: skel run did not say it stopped at the switch: $(tail -2 "$tmp/run.err")"
+		cmp -s "$tmp/run.out" "$tmp/native.out" || bad "uctx -$o $c: output differs under skel run"
+		./skel check "$b.c" -- "$b" $c >/dev/null 2>"$tmp/check.err" &&
+			bad "uctx -$o $c: skel check passed a trace that stops at a context switch"
+		grep -q "does not follow context switches" "$tmp/check.err" &&
+			grep -q "skel     (thread 0's trace has ended)" "$tmp/check.err" ||
+			bad "uctx -$o $c: skel check: not a clean stop at the switch: $(grep -A4 MISMATCH "$tmp/check.err")"
+		echo "uctx -$o $c: $(grep '^check: [0-9]' "$tmp/check.err")"
+	done
+done
 [ $fails -eq 0 ] && echo "longjmp, except: all passed"
 [ $fails -eq 0 ]
