@@ -2476,7 +2476,9 @@ static void say_running(const char *what, unsigned n, uint32_t first)
 		fprintf(stderr, "skel: %s: %u thread%s (thread %u%s) still running when the "
 			"process exited: %s trace ends at its last recorded value, and the "
 			"accesses the skeleton computes after that value (up to the next) may "
-			"not all have been made before the thread was stopped\n", what, n,
+			"not all have been made before the thread was stopped; one stopped in "
+			"a loop without exit that records nothing (for (;;) over an array) has "
+			"that loop's accesses missing\n", what, n,
 			n == 1 ? "" : "s", first, n == 1 ? "" : " first", n == 1 ? "its" : "each one's");
 }
 

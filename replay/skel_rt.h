@@ -122,6 +122,12 @@ typedef struct sk_resume {
 uint64_t sk_end_of_stream(sk_thread *t);
 /* The same for sk_peek: returns the next word without consuming it. */
 uint64_t sk_peek_more(sk_thread *t);
+/* At the header of a loop without exits (for (;;) { ... }): a thread the
+ * process's exit (another thread's exit(), a signal) killed in it leaves
+ * no word its replay would stop at when the loop records none, so with
+ * none left in its stream the thread's replay ends here, as it would at
+ * its next word (sk_peek_more does not return then). */
+#define SK_IDLE() do { if (__builtin_expect(t->w == t->end, 0)) (void)sk_peek_more(t); } while (0)
 /* A word that is not the one the skeleton expects: the stream and the
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);

@@ -1613,6 +1613,9 @@ static void emit_routine(rgen *g)
 			fprintf(f, "B_%" PRIx64 ":%s\n", b->start,
 				g->nelided ? " __attribute__((unused));" : "");
 		fprintf(f, "\tFETCH(%u);\n", g->g->nfetch_blocks++);
+		for (uint32_t l = 0; l < r->nloops; l++)
+			if (r->loops[l].header == bi && !r->loops[l].nexits)
+				fputs("\tSK_IDLE();\n", f);
 		for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
 			emit_insn(g, i);
 			/* a handler that ran while the thread was in the call */
