@@ -1033,6 +1033,7 @@ __attribute__((constructor)) static void rec_init(void)
 	if (main_t != &R.sink)
 		rec_thread_start_now(main_t);	/* the main thread comes first */
 	pthread_atfork(rec_fork_prepare, rec_atfork_parent, rec_atfork_child);
+	at_quick_exit(rec_quick_exit);
 	rec_int3_publish(&i3);
 	free(i3.v);
 	atomic_store_explicit(&R.nobj, n, memory_order_release);

@@ -548,6 +548,8 @@ void rec_fork_streams_reset(rec_thread *t);
 /* ------------------------------------------------------- rec_proc.c */
 
 void rec_atfork_child(void);
+/* at_quick_exit's handler of the recorder: the streams end there. */
+void rec_quick_exit(void);
 void rec_atfork_parent(void);
 extern int rec_vfork_as_fork;	/* vfork is fork + wait (recording) */
 extern void *rec_vfork_real;	/* else libc's */

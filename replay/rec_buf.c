@@ -840,6 +840,7 @@ static int rec_flusher(void *arg)
 	(void)arg;
 	const uint64_t period = 1000000;	/* ns, online */
 	uint64_t last = 0;
+	unsigned idle = 0;
 	for (;;) {
 		uint32_t seq = atomic_load(&rec_jobs);
 		int did = rec_jobs_run();
@@ -866,9 +867,12 @@ static int rec_flusher(void *arg)
 			/* idle: a look at the process every 200 ms */
 			struct timespec ts = { 0, R.pipe ? (long)period : 200000000L };
 			int code;
-			if (rec_futex(&rec_jobs, FUTEX_WAIT_PRIVATE, (int)seq, &ts) ==
-				    -ETIMEDOUT && !R.pipe && rec_flusher_alone(&code))
+			if (rec_futex(&rec_jobs, FUTEX_WAIT_PRIVATE, (int)seq, &ts) == -ETIMEDOUT &&
+			    (!R.pipe || ++idle % 200 == 0) && rec_flusher_alone(&code)) {
+				if (R.pipe)	/* what the dead threads wrote */
+					rec_flush_online();
 				return code;
+			}
 		}
 	}
 }

@@ -138,6 +138,17 @@ REC_EXPORT void _exit(int status)
 	rec_exit_now(status);
 }
 
+/* quick_exit runs the at_quick_exit handlers, then libc's own _exit
+ * (not through the PLT, so not the one above): the recorder's handler,
+ * registered before the program's, runs after them (rec.c). */
+void rec_quick_exit(void)
+{
+	if (R.active) {
+		rec_sig_run_held();
+		rec_finish(VT_END_UNDERSCORE_EXIT);
+	}
+}
+
 REC_EXPORT void _Exit(int status)
 {
 	rec_exit_now(status);

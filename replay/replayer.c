@@ -3073,9 +3073,14 @@ static int replay_fd(FILE *out, bool quiet)
 		fprintf(stderr, "skel: %s: %s (the trace up to there was replayed)\n", what, err);
 		if (!rc)
 			rc = 4;
-	} else if (!report_exec(what, &exec, NULL, NULL) && !complete && !quiet) {
-		fprintf(stderr, "skel: %s: the run did not exit cleanly (crash or kill); "
-			"the trace of what it did was replayed\n", what);
+	} else if (!report_exec(what, &exec, NULL, NULL) && !complete) {
+		/* quiet (skel run): the driver knows whether the program was
+		 * killed, and says so; status 5 tells it the stream has no end */
+		if (!quiet)
+			fprintf(stderr, "skel: %s: the run did not exit cleanly (crash or kill); "
+				"the trace of what it did was replayed\n", what);
+		else if (!rc)
+			rc = 5;
 	}
 	for (size_t i = 0; i < v.n; i++) {
 		stream *s = v.a[i];

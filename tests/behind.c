@@ -11,12 +11,17 @@
  *   threads  four threads make two passes each, the main thread one
  *   exec     three passes, then exec /bin/true
  *   crash    three passes, then a write through a null pointer (SIGSEGV)
+ *   quick    three passes, quick_exit(7), whose at_quick_exit handler
+ *            makes one more
+ *   rawexit  three passes, then the exit system call of its own (no libc
+ *            exit path: the recorder does not see it)
  * Prints a checksum per process. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +58,12 @@ static unsigned long pass(unsigned seed)
 /* no malloc: which arena a thread's block comes from follows the
  * scheduler, and the traces of two runs are compared */
 static unsigned long result[4];
+
+static void last_pass(void)
+{
+	printf("at_quick_exit %lx\n", pass(11));
+	fflush(stdout);
+}
 
 static void *worker(void *arg)
 {
@@ -97,6 +108,17 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		execl("/bin/true", "true", (char *)NULL);
 		return 3;
+	} else if (!strcmp(mode, "quick")) {
+		at_quick_exit(last_pass);
+		sum += pass(2) + pass(3);
+		printf("%lx\n", sum);
+		fflush(stdout);
+		quick_exit(7);
+	} else if (!strcmp(mode, "rawexit")) {
+		sum += pass(2) + pass(3);
+		printf("%lx\n", sum);
+		fflush(stdout);
+		syscall(SYS_exit, 5);
 	} else if (!strcmp(mode, "crash")) {
 		sum += pass(2) + pass(3);
 		printf("%lx\n", sum);
