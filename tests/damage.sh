@@ -124,7 +124,7 @@ campaign() { # name app args...
 	[ -f "$tmp/counts" ] && read -r refused same wrong fails cut <"$tmp/counts" && rm -f "$tmp/counts"
 }
 
-campaign bubble build/samples/bubble-O2-pie 1500
+campaign bubble build/samples/bubble-O2-pie 1000
 campaign threads build/samples/threads-O2-nopie
 echo "damage: $((refused + same + cut + wrong)) damaged files: $refused refused before any access, $same replayed identically, $cut cut short and replayed up to the cut, $wrong wrong"
 want=100; [ -n "$SKEL_FULL" ] && want=300
