@@ -19,7 +19,7 @@ done
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # longest first (seconds on the 2-core machine, serial), then the rest
-order="e2e whole damage signals longjmp fork transparency shlib kernels bid cli scanloop"
+order="whole e2e signals longjmp cancel fork damage transparency shlib scanloop kernels bid cli"
 list=""
 for n in $order; do
 	[ -f "tests/$n.sh" ] && list="$list tests/$n.sh"
