@@ -846,7 +846,8 @@ static int rec_flusher(void *arg)
 		int did = rec_jobs_run();
 		if (atomic_load(&rec_flusher_quit))
 			return 0;
-		if (rec_off() || rec_getpid() != R.pid) {
+		if (rec_off()) {	/* a thread of this process only: a
+					 * forked child starts its own */
 			rec_jobs_run();
 			return 0;
 		}
