@@ -726,6 +726,10 @@ typedef struct vt_map_entry {
 enum {
 	VT_END_EXIT = 1,	/* exit() or return from main */
 	VT_END_UNDERSCORE_EXIT = 2,	/* _exit / _Exit called by the program */
+	/* a flag: a thread the recorder did not see start (one libc started
+	 * itself: aio's, a SIGEV_THREAD notification's) ran covered code
+	 * before it had a stream; those words are lost */
+	VT_END_STRAY = 0x100,
 };
 
 typedef struct vt_end {

@@ -974,6 +974,7 @@ __attribute__((constructor)) static void rec_init(void)
 	if (rec_syscall3(SYS_mprotect, (long)REC_PRESTART_GUARD, REC_PAGE,
 			 PROT_NONE))
 		rec_die("cannot protect the start-up page");
+	rec_prestart_init();
 	static rec_pending pd[PATCH_MAX_OBJECTS];
 	rec_int3_list i3 = { 0 };
 	for (uint32_t k = 0; k < n; k++)

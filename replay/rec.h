@@ -107,6 +107,8 @@ extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
 extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 extern uint64_t rec_prestart[2 * REC_PAGE / 8];
 #define REC_PRESTART_GUARD (rec_prestart + REC_PAGE / 8)
+/* where threads start their cursor, and its guard (rec_buf.c) */
+extern uint64_t *rec_pre, *rec_pre_guard;
 
 typedef struct rec_int3 {
 	uint64_t pc;		/* runtime address of the int3 */
@@ -475,6 +477,9 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags, int
  * before, gets its start routine and parent. */
 rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep);
 int rec_prestart_claim(void);
+void rec_prestart_init(void);
+void rec_prestart_trim(void);
+void rec_open_traps(void);
 void rec_prestart_release(void);
 /* The START flags and link-time start of runtime address `start`. */
 void rec_start_of(vt_thread_start *ts, uint64_t start);

@@ -5,8 +5,10 @@
  * chunk is one writev on an O_APPEND descriptor. */
 #include "replay/rec.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -19,15 +21,23 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Every thread's cursor starts in rec_prestart, a page shared by all
- * threads whose words are discarded, followed by a guard page: libc's
- * thread start-up code runs (patched) with every signal blocked, where a
- * fault would kill the process, before rec_thread_main opens the thread's
- * stream.  A thread that fills the page first (one not created through
- * pthread_create) gets its stream at the guard fault, flagged UNKNOWN. */
+/* Every thread's cursor starts in rec_pre, a region shared by all
+ * threads whose words are discarded: libc's thread start-up code runs
+ * (patched) with every signal blocked, where a fault would kill the
+ * process, before rec_thread_main opens the thread's stream.  A thread
+ * libc starts itself (a SIGEV_THREAD timer's helper, aio's) may run
+ * there for ever, all signals blocked: rec_pre is a large reservation
+ * whose pages are given back now and then (rec_prestart_trim), the
+ * threads' initial cursor pointing into it (rec_prestart_init).  Where
+ * that cannot be set up, the static page rec_prestart with its guard
+ * page: a thread that fills it gets its stream at the guard fault,
+ * flagged UNKNOWN, or dies there if its signals are blocked. */
 uint64_t rec_prestart[2 * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
 __thread rec_tls rec_t __attribute__((tls_model("initial-exec"))) = {
 	.cursor = rec_prestart };
+uint64_t *rec_pre = rec_prestart;
+uint64_t *rec_pre_guard = REC_PRESTART_GUARD;
+static size_t rec_pre_bytes;	/* the reservation's, guard included */
 __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ the file */
@@ -355,6 +365,101 @@ void rec_start_of(vt_thread_start *ts, uint64_t start)
  * replay reports (it begins inside start_thread). */
 static _Atomic int rec_prestart_busy;
 
+/* rec_prestart's first word while nobody owns the page: a thread that
+ * wrote there without owning it (a stray, started by libc itself) has
+ * changed it by the program's end (rec_finish says so in END). */
+#define REC_PRESTART_CANARY 0x57a7c0de5ca1ab1eull
+
+/* The initial value of rec_t.cursor in this object's TLS image (the
+ * bytes every new thread's TLS block is copied from): found through
+ * dl_iterate_phdr by the calling thread's own block, and checked. */
+typedef struct rec_tls_seek {
+	uint64_t **cell;
+	int relro;		/* the cell's page is read-only after relocation */
+} rec_tls_seek;
+
+static int rec_tls_cb(struct dl_phdr_info *info, size_t size, void *p)
+{
+	(void)size;
+	rec_tls_seek *s = p;
+	uintptr_t me = (uintptr_t)&rec_prestart_init;
+	const ElfW(Phdr) *tls = NULL, *relro = NULL;
+	int mine = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && me >= info->dlpi_addr + ph->p_vaddr &&
+		    me < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+			mine = 1;
+		if (ph->p_type == PT_TLS)
+			tls = ph;
+		if (ph->p_type == PT_GNU_RELRO)
+			relro = ph;
+	}
+	if (!mine)
+		return 0;
+	if (!tls || !info->dlpi_tls_data)
+		return 1;
+	uintptr_t off = (uintptr_t)&rec_t.cursor - (uintptr_t)info->dlpi_tls_data;
+	if (off + sizeof(uint64_t *) > tls->p_filesz)
+		return 1;
+	uintptr_t cell = info->dlpi_addr + tls->p_vaddr + off;
+	s->cell = (uint64_t **)cell;
+	s->relro = relro && cell >= info->dlpi_addr + relro->p_vaddr &&
+		   cell < info->dlpi_addr + relro->p_vaddr + relro->p_memsz;
+	return 1;
+}
+
+/* At set-up, the only thread: threads created from now on start their
+ * cursor in a reservation of REC_PRE_BYTES (no memory until written). */
+#define REC_PRE_BYTES ((size_t)64 << 30)
+
+void rec_prestart_init(void)
+{
+	rec_tls_seek s = { 0 };
+	dl_iterate_phdr(rec_tls_cb, &s);
+	long m = -1;
+	if (s.cell && *s.cell == rec_prestart)
+		m = rec_syscall6(SYS_mmap, 0, (long)REC_PRE_BYTES, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m < 0 && m > -4096)
+		m = -1;
+	if (m != -1) {
+		uintptr_t pg = (uintptr_t)s.cell & ~(uintptr_t)(REC_PAGE - 1);
+		uint64_t *base = (uint64_t *)m;
+		uint64_t *guard = base + (REC_PRE_BYTES - REC_PAGE) / 8;
+		if (rec_syscall3(SYS_mprotect, (long)guard, REC_PAGE, PROT_NONE) ||
+		    (s.relro && rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE,
+					     PROT_READ | PROT_WRITE))) {
+			rec_munmap_raw(base, REC_PRE_BYTES);
+		} else {
+			*(uint64_t *volatile *)s.cell = base;
+			if (s.relro)
+				rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ);
+			rec_pre = base;
+			rec_pre_guard = guard;
+			rec_pre_bytes = REC_PRE_BYTES;
+		}
+	}
+	rec_pre[0] = REC_PRESTART_CANARY;
+}
+
+static int rec_prestart_strayed(void)
+{
+	return !atomic_load(&rec_prestart_busy) &&
+	       *(volatile uint64_t *)rec_pre != REC_PRESTART_CANARY;
+}
+
+/* Threads that never open a stream write on into rec_pre: its pages
+ * after the first (which an owner's start-up words use) are dropped,
+ * to come back as zero pages if written again.  Called by the flusher
+ * when idle. */
+void rec_prestart_trim(void)
+{
+	if (rec_pre_bytes && rec_prestart_strayed())
+		rec_syscall3(SYS_madvise, (long)(rec_pre + REC_PAGE / 8),
+			     (long)(rec_pre_bytes - 2 * REC_PAGE), MADV_DONTNEED);
+}
+
 int rec_prestart_claim(void)
 {
 	for (unsigned n = 0; n < 100000; n++) {
@@ -368,6 +473,7 @@ int rec_prestart_claim(void)
 
 void rec_prestart_release(void)
 {
+	rec_pre[0] = REC_PRESTART_CANARY;
 	atomic_store(&rec_prestart_busy, 0);
 }
 
@@ -386,10 +492,10 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 {
 	/* the words this thread stored in rec_prestart, if it owns it */
 	size_t kept = 0;
-	if (keep && rec_cursor >= rec_prestart && rec_cursor <= rec_prestart + REC_PAGE / 8)
-		kept = (size_t)(rec_cursor - rec_prestart);
+	if (keep && rec_cursor >= rec_pre && rec_cursor <= rec_pre + REC_PAGE / 8)
+		kept = (size_t)(rec_cursor - rec_pre);
 	if (keep)
-		rec_cursor = rec_prestart;
+		rec_cursor = rec_pre;
 	else	/* as the replay starts the stream */
 		rec_tls_reset_deltas();
 	if (R.child || R.finished) {
@@ -416,7 +522,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		R.threads[t->index] = t;
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
-		t->base[i] = rec_prestart[i];
+		t->base[i] = rec_pre[i];
 	rec_cursor = t->base + kept;
 	if (keep)
 		rec_prestart_release();
@@ -868,8 +974,11 @@ static int rec_flusher(void *arg)
 			/* idle: a look at the process every 200 ms */
 			struct timespec ts = { 0, R.pipe ? (long)period : 200000000L };
 			int code;
-			if (rec_futex(&rec_jobs, FUTEX_WAIT_PRIVATE, (int)seq, &ts) == -ETIMEDOUT &&
-			    (!R.pipe || ++idle % 200 == 0) && rec_flusher_alone(&code)) {
+			int slept = rec_futex(&rec_jobs, FUTEX_WAIT_PRIVATE, (int)seq, &ts);
+			if (slept == -ETIMEDOUT && (!R.pipe || ++idle % 200 == 0))
+				rec_prestart_trim();
+			if (slept == -ETIMEDOUT &&
+			    (!R.pipe || idle % 200 == 0) && rec_flusher_alone(&code)) {
 				if (R.pipe)	/* what the dead threads wrote */
 					rec_flush_online();
 				return code;
@@ -1010,6 +1119,8 @@ void rec_finish(uint32_t how)
 	rec_block_all(&old);
 	rec_lock(&R.pass);
 	rec_flush_all_dying();
+	if (rec_prestart_strayed())	/* the replay says so */
+		how |= VT_END_STRAY;
 	vt_end e = { atomic_load(&R.nthreads), atomic_load(&R.values), how,
 		     (uint32_t)R.nint3 };
 	rec_chunk(VT_END, 0, &e, sizeof e);

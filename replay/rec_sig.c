@@ -221,7 +221,8 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 			return;
 		if (!t)		/* a thread we did not see start */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
-		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD) {
+		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD ||
+		    at == rec_pre_guard) {
 			if (at == t->guard)
 				rec_flush_full(t);
 			rec_cursor = t->base;
@@ -742,6 +743,17 @@ static int rec_sigaction(int sig, const struct sigaction *act, struct sigaction 
 	if (act)
 		rec_fatal_ours[sig] = 0;
 	return 0;
+}
+
+/* For a thread libc started with every signal blocked (a SIGEV_THREAD
+ * notification's): SIGTRAP and SIGSEGV opened, as rec_mask keeps them. */
+void rec_open_traps(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	rec_sigput(&s, SIGTRAP, 1);
+	rec_sigput(&s, SIGSEGV, 1);
+	rec_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&s, 0, 8, 0, 0);
 }
 
 /* The program may block every signal (sigfillset): SIGTRAP and SIGSEGV

@@ -259,6 +259,18 @@ static bool other_object(const sk_module *m, uint64_t a)
 	return false;
 }
 
+/* END says a thread ran covered code without a stream (rec_buf.c):
+ * those words, and so its accesses, are lost; status 3 as for a replay
+ * that could not follow. */
+static int report_stray(const char *what, int rc)
+{
+	fprintf(stderr, "skel: %s: INCOMPLETE: a thread the recorder did not see start "
+		"(one libc started itself: an aio notification, a SIGEV_THREAD timer or "
+		"mq_notify callback in a whole-process recording) ran analyzed code before "
+		"it had a stream; those accesses are not in the trace\n", what);
+	return rc ? rc : 3;
+}
+
 /* The objects the trace does not cover, named once (whole-process
  * recordings only: with the executable alone, that is the user's choice). */
 static _Atomic uint32_t nthreads_short;	/* streams ended in the recorder's
@@ -2685,6 +2697,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 					   "the file was recorded by a skel that did not place "
 					   "handlers in the stream");
 	}
+	if (st.complete && (st.end.how & VT_END_STRAY))
+		rc = report_stray(values, rc);
 	report_running(values, &st);
 	report_forks(root, &st, quiet);
 	report_spawns(values, st.nspawns, &st.spawn);
@@ -2850,7 +2864,7 @@ static int replay_fd(FILE *out, bool quiet)
 	}
 	uint64_t bias = h.image_base;
 	streams v = { 0 };
-	bool complete = false;
+	bool complete = false, stray = false;
 	vt_exec exec = { 0 }, spawn = { 0 };
 	uint32_t nspawns = 0;
 	begin_output(out);
@@ -2891,6 +2905,11 @@ static int replay_fd(FILE *out, bool quiet)
 		}
 		if (vt_chunk_global(c.type)) {
 			complete |= c.type == VT_END;
+			if (c.type == VT_END) {
+				vt_end en;
+				memcpy(&en, p, sizeof en);
+				stray |= (en.how & VT_END_STRAY) != 0;
+			}
 			if (c.type == VT_EXEC) {
 				vt_exec e;
 				memcpy(&e, p, sizeof e);
@@ -3094,6 +3113,8 @@ static int replay_fd(FILE *out, bool quiet)
 			report_fork(what, s->thread, s->forks, &s->fork);
 	}
 	report_spawns(what, nspawns, &spawn);
+	if (stray)
+		rc = report_stray(what, rc);
 	for (size_t i = 0; i < v.n; i++)
 		stream_free(v.a[i]);
 	free(v.a);
