@@ -4,6 +4,7 @@
 #include "driver/run.h"
 #include "analyzer/analyzer.h"
 #include "analyzer/util.h"
+#include "replay/format.h"
 #include "skelgen/skelgen.h"
 
 #include <elf.h>
@@ -920,7 +921,7 @@ static void exec_valgrind(char *const *pre, size_t n, const char *app_path, char
  * valgrind's differ (its CPU has no RTM, its signal trampoline is not
  * libc's).  A failure here costs only that: the run under lackey plans
  * itself. */
-static void plan_under_valgrind(const char *lib, const char *patch_path,
+static bool plan_under_valgrind(const char *lib, const char *patch_path, const char *phash,
 				const char *app_path, char **app_argv)
 {
 	pid_t pid = child_fork(false);
@@ -933,14 +934,14 @@ static void plan_under_valgrind(const char *lib, const char *patch_path,
 		}
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
+		setenv("SKEL_PATCH_HASH", phash, 1);
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
 		char *pre[] = { "--tool=none", "-q", "--trace-children=no" };
 		exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		_exit(127);
 	}
-	if (pid > 0)
-		child_wait(pid);
+	return pid > 0 && child_wait(pid) == 0;
 }
 
 /* The recorder comes in by LD_PRELOAD, which only the dynamic loader
@@ -1029,6 +1030,10 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		return -1;
 	}
 	close(fd);
+	/* the recorder's name for the text (its plan cache's index), so
+	 * that a run under lackey need not hash it (format.h) */
+	char phash[24];
+	snprintf(phash, sizeof phash, "%016" PRIx64, skel_hash4(0, ptext, strlen(ptext)));
 	free(ptext);
 	char lib[PATH_MAX];
 	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());
@@ -1040,14 +1045,17 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	struct stat vst;	/* skel run's FIFO stays */
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
-	if (valgrind_log)
-		plan_under_valgrind(lib, patch_path, app_path, app_argv);
+	bool planned = valgrind_log &&
+		       plan_under_valgrind(lib, patch_path, phash, app_path, app_argv);
 	/* the terminal is the program's while it runs (child.c): it may
 	 * read it, and a ^C there is for it */
 	pid_t pid = child_fork(true);
 	if (pid == 0) {
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("SKEL_PATCH", patch_path, 1);
+		setenv("SKEL_PATCH_HASH", phash, 1);
+		if (planned)	/* it read the plans: checked */
+			setenv("SKEL_PLANS_CHECKED", "1", 1);
 		setenv("SKEL_VALUES", values, 1);
 		/* the first image; an exec of a recorded one counts up (the
 		 * value file and the lackey log of each image: formats.md) */

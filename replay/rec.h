@@ -394,6 +394,7 @@ int rec_in_self(const void *p);
 /* Pages for `size` bytes of R.cur's trampolines within rel32 reach of all
  * its text, read-write; NULL if none. */
 void *rec_code_map(size_t size);
+void *rec_code_map_near(size_t size, uint64_t want);
 
 /* ------------------------------------------------------ rec_cache.c */
 

@@ -675,6 +675,19 @@ void *rec_code_map(size_t size)
 	}
 	return NULL;
 }
+/* At `want` if it is free and within reach, else as rec_code_map. */
+void *rec_code_map_near(size_t size, uint64_t want)
+{
+	const uint64_t lo = R.cur->img.lo, hi = R.cur->img.hi;
+	const uint64_t reach = (1ul << 31) - (16ul << 20);
+	void *m;
+	if (!(want & (REC_PAGE - 1)) && (want + size <= lo || want >= hi) &&
+	    (want < lo ? hi - want : want + size - lo) <= reach &&
+	    (m = rec_code_try(want, size)))
+		return m;
+	return rec_code_map(size);
+}
+
 /* In the trampolines of some covered object.  Objects are only added
  * (dlopen), each filled in before nobj counts it. */
 int rec_in_code(uint64_t pc)
