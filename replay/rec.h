@@ -84,6 +84,7 @@ typedef struct rec_thread {
 				   (rec_exit.c): 0 when it has exited */
 	int *ctid;		/* libc's, which the reaper clears for it */
 	_Atomic int reaped;
+	_Atomic int closed;	/* reaped, and its stream ended */
 	struct rec_sigq *sigq;	/* signals held for its next probe
 				   (rec_sig.c), NULL until the first */
 	uint8_t *zmem;		/* its compressor (rec_zstd.c): mapped at

@@ -55,6 +55,7 @@ static rec_thread *rec_reap_pass(void)
 		if (atomic_exchange(&t->reaped, 1))
 			continue;
 		rec_thread_close_dead(t);
+		atomic_store(&t->closed, 1);
 		/* what the kernel would have done with libc's word */
 		__atomic_store_n(t->ctid, 0, __ATOMIC_SEQ_CST);
 		rec_futex(t->ctid, FUTEX_WAKE, 0x7fffffff, NULL);
@@ -121,9 +122,20 @@ int rec_exit_watch(rec_thread *t)
 	return 1;
 }
 
+/* At the process's exit, before END: the threads already gone are
+ * closed, and one the reaper has taken but not yet closed is waited for
+ * (else END came first, and its THREAD_END was never written: the replay
+ * called a thread that had ended still running). */
 void rec_exit_reap(void)
 {
 	rec_reap_pass();
+	uint32_t n = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		for (unsigned k = 0; t && k < 100000 && atomic_load(&t->reaped) &&
+				     !atomic_load(&t->closed); k++)
+			rec_syscall3(SYS_sched_yield, 0, 0, 0);
+	}
 }
 
 /* fork's child: no reaper there (threads do not survive fork), and the
