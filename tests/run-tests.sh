@@ -2,24 +2,20 @@
 # Runs every test program; prints one closing line "N passed, N failed".
 # SKEL_FULL=1 (make check-full) adds the slow cases.
 #
-# The unit tests run one after the other; the scripts run SKEL_TEST_JOBS
-# at a time (default: one per processor), longest first: most of their
-# time is valgrind, which uses one processor.  Each script's output is
+# The scripts run SKEL_TEST_JOBS at a time (default: one per processor),
+# longest first: most of their time is valgrind, which uses one
+# processor.  tests/unit.sh runs the unit tests (cmocka, sanitizers) as
+# one of them.  Each script's output is
 # printed whole when it ends, with its time.  The scripts share nothing
 # but build/ (and build/test-cache, whose files are written under a
 # temporary name and renamed).
 cd "$(dirname "$0")/.." || exit 1
 pass=0; fail=0; failed=""
-for t in build/san/tests/test_*; do
-	[ -x "$t" ] || continue
-	echo "== $t"
-	if ASAN_OPTIONS=detect_leaks=1 "$t"; then pass=$((pass+1)); else fail=$((fail+1)); failed="$failed $t"; fi
-done
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # longest first (seconds on the 2-core machine, serial), then the rest
-order="whole e2e signals longjmp cancel fork damage transparency shlib scanloop kernels bid cli"
+order="whole e2e signals longjmp transparency fork damage shlib cancel scanloop unit kernels bid cli"
 list=""
 for n in $order; do
 	[ -f "tests/$n.sh" ] && list="$list tests/$n.sh"
