@@ -1,7 +1,7 @@
 /* notify — functions of the program run on threads that libc starts
  * itself, never through pthread_create (tests/notify.sh):
- *   timer: a SIGEV_THREAD timer (timer_create) fires while main works;
- *          each expiry runs tick() on a new thread;
+ *   timer: a SIGEV_THREAD timer (timer_create), armed 8 times while
+ *          main works; each expiry runs tick() on a new thread;
  *   mq:    mq_notify with SIGEV_THREAD: a message arriving on an empty
  *          queue runs on_msg() on a new thread, which reads it;
  *   aio:   aio_read whose completion notification is SIGEV_THREAD: the
@@ -71,23 +71,17 @@ int main(int argc, char **argv)
 		timer_t t;
 		if (timer_create(CLOCK_MONOTONIC, &se, &t))
 			return 2;
-		struct itimerspec its = { { 0, 1000000 }, { 0, 1000000 } };
-		timer_settime(t, 0, &its, NULL);
-		for (int r = 0; r < 20 || !fired; r++) {
+		/* one expiry at a time, each thread's tick waited for: none is
+		 * under way when the process exits (one killed by the exit
+		 * inside tick would have recorded its block's values, and the
+		 * replay would show the block: the recorder sees blocks, not
+		 * single accesses) */
+		for (int r = 0; r < 8; r++) {
+			struct itimerspec its = { { 0, 0 }, { 0, 1000000 } };
+			timer_settime(t, 0, &its, NULL);
 			work(r);
-			usleep(1000);
-		}
-		/* disarmed, and the expiries' threads all ended before the
-		 * process does: one killed by the exit inside tick would have
-		 * recorded its block's values, and the replay would show the
-		 * block (the recorder sees blocks, not single accesses) */
-		struct itimerspec off = { { 0, 0 }, { 0, 0 } };
-		timer_settime(t, 0, &off, NULL);
-		for (int i = 0; i < 100; i++) {
-			long f = fired;
-			usleep(50000);
-			if (f == fired && done == fired)
-				break;
+			for (int i = 0; i < 5000 && done <= r; i++)
+				usleep(1000);
 		}
 		timer_delete(t);
 		printf("timer fired\n");
