@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.." || exit 1
 # otherwise: whole-process tracing is tests/whole.sh's
 export SKEL_SCOPE=main
 skel=./skel
+# skel run's FIFO in /tmp too, whatever TMPDIR make check chose (its path
+# length is in the environment, so in the stack addresses)
+export TMPDIR=/tmp
 [ -x "$skel" ] && [ -f build/libskelrec.so ] || make -s all >/dev/null || exit 1
 fails=0
 tmp=$(mktemp -d /tmp/skel-online-XXXXXX)
