@@ -481,6 +481,7 @@ rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep);
 int rec_prestart_claim(void);
 void rec_prestart_init(void);
 void rec_prestart_trim(void);
+void rec_prestart_forked(void);
 void rec_open_traps(void);
 void rec_prestart_release(void);
 /* The START flags and link-time start of runtime address `start`. */

@@ -471,6 +471,14 @@ int rec_prestart_claim(void)
 	return 0;
 }
 
+/* A forked child: only the forking thread lives on; a claim another
+ * thread held, and words strays wrote, were the parent's. */
+void rec_prestart_forked(void)
+{
+	rec_pre[0] = REC_PRESTART_CANARY;
+	atomic_store(&rec_prestart_busy, 0);
+}
+
 void rec_prestart_release(void)
 {
 	rec_pre[0] = REC_PRESTART_CANARY;

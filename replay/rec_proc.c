@@ -289,6 +289,7 @@ void rec_atfork_child(void)
 				 R.image << 16 };
 	R.pid = pid;
 	R.execed = 0;
+	rec_prestart_forked();
 	rec_exit_forked();
 	rec_fork_streams_reset(t);
 	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
@@ -410,7 +411,9 @@ static char **rec_exec_env(char *const envp[], size_t *bytes)
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (!rec_env_is(envp[i], "SKEL_VALUES") && !rec_env_is(envp[i], "SKEL_EXEC"))
+		/* SKEL_PLANS_CHECKED vouched for this image's plans only */
+		if (!rec_env_is(envp[i], "SKEL_VALUES") && !rec_env_is(envp[i], "SKEL_EXEC") &&
+		    !rec_env_is(envp[i], "SKEL_PLANS_CHECKED"))
 			v[k++] = envp[i];
 	char *a = rec_exec_vars[0], *b = rec_exec_vars[1];
 	size_t m = rec_put_str(a, "SKEL_VALUES=");
