@@ -25,10 +25,14 @@ for c in timer mq; do
 		bad "$c check: $(tail -4 "$tmp/err")"
 	fi
 done
-# aio: recorded as natively; the replay names what is missing
-./skel record "$tmp/m.c" -o "$tmp/v" -- "$app" aio >"$tmp/out" 2>"$tmp/err" ||
-	bad "aio record: status $?: $(tail -3 "$tmp/err")"
-[ "$(cat "$tmp/out")" = "aio 1" ] || bad "aio record: output '$(cat "$tmp/out")'"
+# recorded as natively: status 0 and the native output
+record() { # what skel values case output
+	./skel record "$2" -o "$3" -- "$app" "$4" >"$tmp/out" 2>"$tmp/err" ||
+		bad "$1 record: status $?: $(tail -3 "$tmp/err")"
+	[ "$(cat "$tmp/out")" = "$5" ] || bad "$1 record: output '$(cat "$tmp/out")'"
+}
+# aio: the replay names what is missing
+record aio "$tmp/m.c" "$tmp/v" aio "aio 1"
 ./skel replay "$tmp/m.c" "$tmp/v" --format count >/dev/null 2>"$tmp/err"; st=$?
 if [ $st -eq 3 ] && grep -q 'INCOMPLETE: a thread the recorder did not see start' "$tmp/err"; then
 	echo "notify aio: the replay says the callback's accesses are missing (status 3)"
@@ -39,9 +43,7 @@ fi
 export XDG_CACHE_HOME="$(pwd)/build/test-cache"
 ./skel gen "$app" -o "$tmp/w.c" 2>"$tmp/err" || { bad "whole gen: $(tail -3 "$tmp/err")"; }
 if [ -s "$tmp/w.c" ]; then
-	./skel record "$tmp/w.c" -o "$tmp/wv" -- "$app" timer >"$tmp/out" 2>"$tmp/err" ||
-		bad "whole timer record: status $?: $(tail -3 "$tmp/err")"
-	[ "$(cat "$tmp/out")" = "timer fired" ] || bad "whole timer record: output '$(cat "$tmp/out")'"
+	record "whole timer" "$tmp/w.c" "$tmp/wv" timer "timer fired"
 	./skel replay "$tmp/w.c" "$tmp/wv" --format count >/dev/null 2>"$tmp/err"; st=$?
 	if [ $st -ne 0 ] && grep -q 'INCOMPLETE' "$tmp/err"; then
 		echo "notify whole timer: recorded, the replay says it is incomplete (status $st)"
