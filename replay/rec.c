@@ -1026,6 +1026,9 @@ __attribute__((constructor)) static void rec_init(void)
 	rec_maps_write(R.obj, pd, n);
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
 	rec_exit_init();
+	/* the set-up's calls into patched code wrote into rec_own: still the
+	 * only thread, as a forked child's */
+	rec_prestart_forked();
 	rec_thread *main_t = rec_thread_open(0, VT_NO_PARENT, 0, 0);
 	pthread_setspecific(R.key, main_t);
 	rec_heap_init();

@@ -106,9 +106,12 @@ typedef struct rec_thread {
 extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
 #define rec_cursor (rec_t.cursor)
 extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
-extern uint64_t rec_prestart[2 * REC_PAGE / 8];
-#define REC_PRESTART_GUARD (rec_prestart + REC_PAGE / 8)
-/* where threads start their cursor, and its guard (rec_buf.c) */
+/* the start-up words of a child of pthread_create (rec_own), its guard
+ * page after them (rec_buf.c) */
+#define REC_OWN_PAGES 8
+extern uint64_t rec_prestart[(REC_OWN_PAGES + 1) * REC_PAGE / 8];
+#define REC_PRESTART_GUARD (rec_prestart + REC_OWN_PAGES * REC_PAGE / 8)
+/* where other threads start their cursor, and its guard */
 extern uint64_t *rec_pre, *rec_pre_guard;
 
 typedef struct rec_int3 {
@@ -472,18 +475,26 @@ long rec_futex(void *addr, int op, int val, const struct timespec *ts);
 /* CLOCK_MONOTONIC in ns, by a raw system call (TIME chunks) */
 uint64_t rec_now_ns(void);
 int rec_buffer_map(rec_thread *t);
-/* `keep`: the caller owns rec_prestart (rec_prestart_claim, by its
- * parent): its words there open the stream, and the page is released. */
+/* `keep`: the caller owns rec_own (rec_prestart_claim, by its parent):
+ * its words there open the stream, and the page is released. */
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent, uint32_t flags, int keep);
 /* rec_thread_main: the calling thread's stream, opened now or lazily
  * before, gets its start routine and parent. */
 rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep);
+/* Around the real pthread_create: claim (1: owned, and the new thread
+ * starts in rec_own), then created(failed) once it returned. */
 int rec_prestart_claim(void);
+void rec_prestart_created(int failed);
 void rec_prestart_init(void);
 void rec_prestart_trim(void);
 void rec_prestart_forked(void);
 void rec_open_traps(void);
-void rec_prestart_release(void);
+/* the owner took its `used` words from rec_own */
+void rec_prestart_release(size_t used);
+/* a thread libc started (notify) checks its cursor before its stream */
+void rec_prestart_check_self(void);
+/* a thread's words were lost: the END chunk says the run strayed */
+void rec_stray_seen(void);
 /* The START flags and link-time start of runtime address `start`. */
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);

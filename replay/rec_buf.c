@@ -21,18 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Every thread's cursor starts in rec_pre, a region shared by all
- * threads whose words are discarded: libc's thread start-up code runs
- * (patched) with every signal blocked, where a fault would kill the
- * process, before rec_thread_main opens the thread's stream.  A thread
- * libc starts itself (a SIGEV_THREAD timer's helper, aio's) may run
- * there for ever, all signals blocked: rec_pre is a large reservation
- * whose pages are given back now and then (rec_prestart_trim), the
- * threads' initial cursor pointing into it (rec_prestart_init).  Where
- * that cannot be set up, the static page rec_prestart with its guard
- * page: a thread that fills it gets its stream at the guard fault,
- * flagged UNKNOWN, or dies there if its signals are blocked. */
-uint64_t rec_prestart[2 * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
+/* A thread's cursor starts where its TLS block's copy of the recorder's
+ * TLS image points it (rec_prestart_claim, rec_prestart_init): libc's
+ * thread start-up code runs (patched) with every signal blocked, where a
+ * fault would kill the process, before rec_thread_main opens the
+ * thread's stream.  A thread libc starts itself (a SIGEV_THREAD timer's
+ * helper, aio's) may run there for ever, all signals blocked: rec_pre is
+ * a large reservation whose pages are given back now and then
+ * (rec_prestart_trim).  A thread that reaches a guard page gets its
+ * stream at the fault, flagged UNKNOWN, or dies there if its signals are
+ * blocked. */
+uint64_t rec_prestart[(REC_OWN_PAGES + 1) * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
 __thread rec_tls rec_t __attribute__((tls_model("initial-exec"))) = {
 	.cursor = rec_prestart };
 uint64_t *rec_pre = rec_prestart;
@@ -356,19 +355,39 @@ void rec_start_of(vt_thread_start *ts, uint64_t start)
  * (raw clone, or libc's own thread start-up code once libc is patched).
  * The START chunk waits for the first flush (rec_thread_begin may still
  * name the start routine). */
-/* A child of pthread_create records its start-up (glibc's clone child
- * code, start_thread) into rec_prestart before its stream opens; one
- * child at a time owns the page then, and its words move into its stream
- * (rec_thread_open with `keep`).  A child that never opens a stream
- * (cancelled before it ran) would hold the page forever: the claim gives
- * up after a while, and that child's start-up words are lost, which its
- * replay reports (it begins inside start_thread). */
-static _Atomic int rec_prestart_busy;
-
-/* rec_prestart's first word while nobody owns the page: a thread that
- * wrote there without owning it (a stray, started by libc itself) has
- * changed it by the program's end (rec_finish says so in END). */
+/* Two regions take the words of threads without a stream.
+ *  - rec_own (the static pages rec_prestart, their guard after): the
+ *    start-up of a child of pthread_create (glibc's clone child code,
+ *    start_thread) before rec_thread_main opens its stream.  One child
+ *    at a time owns it: its parent claims it, points the threads'
+ *    initial cursor (the cell in this object's TLS image, which glibc
+ *    copies into the new thread's block inside pthread_create, in the
+ *    parent) at it for the call, and back at rec_pre after; the child's
+ *    words there open its stream (rec_thread_open with `keep`).
+ *  - rec_pre: every other thread's, i.e. the strays libc starts itself.
+ *    Only strays write there, so its first word, a canary, tells at the
+ *    end whether any did: their accesses are lost, and END says so.
+ * A stray libc starts during a parent's call shares rec_own with the
+ * child: the page is filled with the canary, and a word changed where
+ * the owner did not write (checked at release, at the next claim and at
+ * the end), or a notify thread's cursor found moved, marks the run
+ * strayed too.  (Undetected: such a stray writing no more words than the
+ * owner, before the owner takes its words.)  Where the cell is not
+ * found, both regions are rec_prestart, and a stray writing between an
+ * owner's words is not seen either.
+ * A child that never opens a stream (cancelled before it ran) would hold
+ * rec_own for ever: a claim gives up after a while, and that child's
+ * start-up goes to rec_pre, which its replay reports. */
 #define REC_PRESTART_CANARY 0x57a7c0de5ca1ab1eull
+#define REC_OWN_WORDS (REC_OWN_PAGES * REC_PAGE / 8)
+
+uint64_t *const rec_own = rec_prestart;
+/* generation << 2 | holders: a claim makes 2 holders (the parent until
+ * its pthread_create returned, the child until it took its words) */
+static _Atomic uint64_t rec_own_state;
+static _Atomic int rec_strays;		/* sticky: a stray was seen */
+static uint64_t **rec_cell;		/* the cursor's initial value */
+static int rec_cell_relro;
 
 /* The initial value of rec_t.cursor in this object's TLS image (the
  * bytes every new thread's TLS block is copied from): found through
@@ -404,55 +423,95 @@ static int rec_tls_cb(struct dl_phdr_info *info, size_t size, void *p)
 		return 1;
 	uintptr_t cell = info->dlpi_addr + tls->p_vaddr + off;
 	s->cell = (uint64_t **)cell;
-	s->relro = relro && cell >= info->dlpi_addr + relro->p_vaddr &&
-		   cell < info->dlpi_addr + relro->p_vaddr + relro->p_memsz;
+	/* the loader makes read-only the pages wholly inside PT_GNU_RELRO
+	 * (its end rounded down); a page it shares with data stays writable */
+	if (relro) {
+		uintptr_t lo = info->dlpi_addr + relro->p_vaddr;
+		uintptr_t hi = (lo + relro->p_memsz) & ~(uintptr_t)(REC_PAGE - 1);
+		s->relro = cell >= (lo & ~(uintptr_t)(REC_PAGE - 1)) && cell < hi;
+	}
 	return 1;
 }
 
-/* At set-up, the only thread: threads created from now on start their
- * cursor in a reservation of REC_PRE_BYTES (no memory until written). */
-#define REC_PRE_BYTES ((size_t)64 << 30)
+/* Points new threads' cursor at `to`; one caller at a time (a claim's
+ * holder, or set-up and fork with one thread). */
+static int rec_cell_set(uint64_t *to)
+{
+	if (!rec_cell)
+		return -1;
+	uintptr_t pg = (uintptr_t)rec_cell & ~(uintptr_t)(REC_PAGE - 1);
+	if (rec_cell_relro &&
+	    rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ | PROT_WRITE))
+		return -1;
+	*(uint64_t *volatile *)rec_cell = to;
+	if (rec_cell_relro)
+		rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ);
+	return 0;
+}
 
+static void rec_own_fill(size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)	/* no libc: it may be patched */
+		((volatile uint64_t *)rec_own)[i] = REC_PRESTART_CANARY;
+}
+
+/* At set-up, the only thread: rec_pre is a reservation (no memory until
+ * written; a smaller one where that is refused, e.g. without
+ * overcommit), its last page a guard; else rec_own itself. */
 void rec_prestart_init(void)
 {
+	static const size_t sizes[] = { (size_t)64 << 30, (size_t)16 << 20 };
 	rec_tls_seek s = { 0 };
 	dl_iterate_phdr(rec_tls_cb, &s);
-	long m = -1;
-	if (s.cell && *s.cell == rec_prestart)
-		m = rec_syscall6(SYS_mmap, 0, (long)REC_PRE_BYTES, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m < 0 && m > -4096)
-		m = -1;
-	if (m != -1) {
-		uintptr_t pg = (uintptr_t)s.cell & ~(uintptr_t)(REC_PAGE - 1);
+	rec_own_fill(0, REC_OWN_WORDS);
+	if (!s.cell || *s.cell != rec_prestart)
+		return;
+	rec_cell = s.cell;
+	rec_cell_relro = s.relro;
+	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+		long m = rec_syscall6(SYS_mmap, 0, (long)sizes[k], PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m < 0 && m > -4096)
+			continue;
 		uint64_t *base = (uint64_t *)m;
-		uint64_t *guard = base + (REC_PRE_BYTES - REC_PAGE) / 8;
+		uint64_t *guard = base + (sizes[k] - REC_PAGE) / 8;
 		if (rec_syscall3(SYS_mprotect, (long)guard, REC_PAGE, PROT_NONE) ||
-		    (s.relro && rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE,
-					     PROT_READ | PROT_WRITE))) {
-			rec_munmap_raw(base, REC_PRE_BYTES);
-		} else {
-			*(uint64_t *volatile *)s.cell = base;
-			if (s.relro)
-				rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ);
-			rec_pre = base;
-			rec_pre_guard = guard;
-			rec_pre_bytes = REC_PRE_BYTES;
+		    rec_cell_set(base)) {
+			rec_munmap_raw(base, sizes[k]);
+			break;
 		}
+		rec_pre = base;
+		rec_pre_guard = guard;
+		rec_pre_bytes = sizes[k];
+		rec_pre[0] = REC_PRESTART_CANARY;
+		return;
 	}
-	rec_pre[0] = REC_PRESTART_CANARY;
+	rec_cell = NULL;
+}
+
+void rec_stray_seen(void)
+{
+	atomic_store(&rec_strays, 1);
+}
+
+/* rec_own changed while nobody held it (read between two equal states) */
+static int rec_own_dirty(void)
+{
+	uint64_t a = atomic_load(&rec_own_state);
+	uint64_t w = ((volatile uint64_t *)rec_own)[0];
+	uint64_t b = atomic_load(&rec_own_state);
+	return a == b && (a & 3) == 0 && w != REC_PRESTART_CANARY;
 }
 
 static int rec_prestart_strayed(void)
 {
-	return !atomic_load(&rec_prestart_busy) &&
-	       *(volatile uint64_t *)rec_pre != REC_PRESTART_CANARY;
+	return atomic_load(&rec_strays) || rec_own_dirty() ||
+	       (rec_pre != rec_own && *(volatile uint64_t *)rec_pre != REC_PRESTART_CANARY);
 }
 
 /* Threads that never open a stream write on into rec_pre: its pages
- * after the first (which an owner's start-up words use) are dropped,
- * to come back as zero pages if written again.  Called by the flusher
- * when idle. */
+ * after the first (which holds the canary) are dropped, to come back as
+ * zero pages if written again.  Called by the flusher when idle. */
 void rec_prestart_trim(void)
 {
 	if (rec_pre_bytes && rec_prestart_strayed())
@@ -463,26 +522,74 @@ void rec_prestart_trim(void)
 int rec_prestart_claim(void)
 {
 	for (unsigned n = 0; n < 100000; n++) {
-		int z = 0;
-		if (atomic_compare_exchange_weak(&rec_prestart_busy, &z, 1))
+		uint64_t z = atomic_load(&rec_own_state);
+		if ((z & 3) == 0 &&
+		    atomic_compare_exchange_weak(&rec_own_state, &z, (z & ~(uint64_t)3) + 4 + 2)) {
+			if (((volatile uint64_t *)rec_own)[0] != REC_PRESTART_CANARY) {
+				rec_stray_seen();	/* written since the last release */
+				rec_own_fill(0, REC_OWN_WORDS);
+			}
+			if (rec_pre != rec_own)
+				rec_cell_set(rec_own);
 			return 1;
+		}
 		rec_syscall3(SYS_sched_yield, 0, 0, 0);
 	}
 	return 0;
 }
 
-/* A forked child: only the forking thread lives on; a claim another
- * thread held, and words strays wrote, were the parent's. */
-void rec_prestart_forked(void)
+static void rec_own_drop(void)
 {
-	rec_pre[0] = REC_PRESTART_CANARY;
-	atomic_store(&rec_prestart_busy, 0);
+	atomic_fetch_sub(&rec_own_state, 1);
 }
 
-void rec_prestart_release(void)
+/* The parent, its pthread_create returned (the child's TLS block is
+ * copied): new threads start in rec_pre again.  `failed`: no child. */
+void rec_prestart_created(int failed)
 {
-	rec_pre[0] = REC_PRESTART_CANARY;
-	atomic_store(&rec_prestart_busy, 0);
+	if (rec_pre != rec_own)
+		rec_cell_set(rec_pre);
+	if (failed) {
+		if (((volatile uint64_t *)rec_own)[0] != REC_PRESTART_CANARY) {
+			rec_stray_seen();
+			rec_own_fill(0, REC_OWN_WORDS);
+		}
+		rec_own_drop();
+	}
+	rec_own_drop();
+}
+
+/* The child, its `used` words taken: the page is filled again; a word
+ * changed past them is a stray's. */
+void rec_prestart_release(size_t used)
+{
+	if (used < REC_OWN_WORDS &&
+	    ((volatile uint64_t *)rec_own)[used] != REC_PRESTART_CANARY)
+		rec_stray_seen();
+	rec_own_fill(0, used < REC_OWN_WORDS ? used + 1 : REC_OWN_WORDS);
+	rec_own_drop();
+}
+
+/* A forked child: only the forking thread lives on; a claim another
+ * thread held, and words strays wrote, were the parent's.  Also at
+ * set-up, before the main thread's stream opens. */
+void rec_prestart_forked(void)
+{
+	rec_own_fill(0, REC_OWN_WORDS);
+	if (rec_pre != rec_own) {
+		rec_pre[0] = REC_PRESTART_CANARY;
+		rec_cell_set(rec_pre);
+	}
+	atomic_store(&rec_strays, 0);
+	atomic_store(&rec_own_state, 0);
+}
+
+/* A notify thread about to open its stream: a cursor moved from where
+ * it started means words lost (in rec_own: a stray during a claim). */
+void rec_prestart_check_self(void)
+{
+	if (rec_cursor != rec_pre && rec_cursor != rec_own)
+		rec_stray_seen();
 }
 
 _Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
@@ -498,17 +605,22 @@ static void rec_tls_reset_deltas(void)
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 				   uint32_t flags, int keep)
 {
-	/* the words this thread stored in rec_prestart, if it owns it */
+	/* the words this thread stored in rec_own, if it owns it */
 	size_t kept = 0;
-	if (keep && rec_cursor >= rec_pre && rec_cursor <= rec_pre + REC_PAGE / 8)
-		kept = (size_t)(rec_cursor - rec_pre);
-	if (keep)
+	if (keep && rec_cursor >= rec_own && rec_cursor <= rec_own + REC_OWN_WORDS) {
+		kept = (size_t)(rec_cursor - rec_own);
+	} else if (keep) {	/* not where its parent pointed it */
+		rec_stray_seen();
+		keep = 0;
+		rec_prestart_release(REC_OWN_WORDS);
+	}
+	if (keep)	/* its words are taken below, or dropped */
 		rec_cursor = rec_pre;
 	else	/* as the replay starts the stream */
 		rec_tls_reset_deltas();
 	if (R.child || R.finished) {
 		if (keep)
-			rec_prestart_release();
+			rec_prestart_release(kept);
 		return &R.sink;
 	}
 	rec_thread *t = rec_mmap_raw(REC_PAGE);
@@ -516,7 +628,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		if (t)
 			rec_munmap_raw(t, REC_PAGE);
 		if (keep)
-			rec_prestart_release();
+			rec_prestart_release(kept);
 		return &R.sink;
 	}
 	rec_altstack();
@@ -530,10 +642,10 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		R.threads[t->index] = t;
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
-		t->base[i] = rec_pre[i];
+		t->base[i] = rec_own[i];
 	rec_cursor = t->base + kept;
 	if (keep)
-		rec_prestart_release();
+		rec_prestart_release(kept);
 	return t;
 }
 
@@ -573,7 +685,7 @@ rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep)
 	if (!t) {
 		t = rec_thread_open(start, parent, 0, keep);
 	} else if (keep) {	/* opened at a guard fault: the page was lost */
-		rec_prestart_release();
+		rec_prestart_release(REC_OWN_WORDS);
 	}
 	if (t && t != &R.sink && rec_self != NULL) {
 		sigset_t old;

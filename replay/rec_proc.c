@@ -44,7 +44,7 @@ typedef struct rec_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t parent;
-	int owns;		/* the child owns rec_prestart (rec_buf.c) */
+	int owns;		/* the child owns rec_own (rec_buf.c) */
 } rec_start;
 
 /* With libc patched, libc's thread start-up code has run (and may have
@@ -70,15 +70,14 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	rec_thread *me = rec_self;
 	*s = (rec_start){ fn, arg,
 			  me && me != &R.sink ? me->index : VT_NO_PARENT, 0 };
-	s->owns = rec_prestart_claim();
+	int owns = s->owns = rec_prestart_claim();
 	rec_heap_publish();
 	rec_make_room();
 	int rc = real(th, attr, rec_thread_main, s);
-	if (rc) {
-		if (s->owns)
-			rec_prestart_release();
+	if (owns)	/* not s->owns: the child may have freed s */
+		rec_prestart_created(rc != 0);
+	if (rc)
 		free(s);
-	}
 	return rc;
 }
 
@@ -86,8 +85,8 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
  * function on a thread libc starts itself, by an internal call the
  * interposed pthread_create never sees: the function is wrapped so that
  * the thread's stream opens before the program's code runs.  (With libc
- * covered its start-up code has run before, into rec_prestart without
- * owning it: END says those words were lost.)  The wrapper's record
+ * covered its start-up code has run before, into rec_pre: END says
+ * those words were lost.)  The wrapper's record
  * lives as long as the process: one per timer or registration. */
 typedef struct rec_notify {
 	void (*fn)(union sigval);
@@ -103,6 +102,7 @@ static void rec_notify_main(union sigval v)
 	/* libc runs it with every signal blocked: a guard fault or an int3
 	 * site there would kill the process */
 	rec_open_traps();
+	rec_prestart_check_self();
 	rec_thread_begin((uint64_t)n->fn, n->parent, 0);
 	n->fn(n->arg);
 }

@@ -219,8 +219,10 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 		rec_thread *t = rec_self;
 		if (t && rec_held_fault(t, uc))
 			return;
-		if (!t)		/* a thread we did not see start */
+		if (!t) {	/* a thread we did not see start */
+			rec_stray_seen();	/* its words so far are lost */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
+		}
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD ||
 		    at == rec_pre_guard) {
 			if (at == t->guard)

@@ -6,11 +6,14 @@
  *          queue runs on_msg() on a new thread, which reads it;
  *   aio:   aio_read whose completion notification is SIGEV_THREAD: the
  *          recorder does not wrap it, so the callback's accesses are
- *          lost, which the replay must say (status 3), never hide.
+ *          lost, which the replay must say (status 3), never hide;
+ *   aiothen: the same, then a thread started by pthread_create: its
+ *          start must not hide that the callback's accesses are lost.
  * argv[1]: the case. */
 #include <aio.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +53,12 @@ static void on_aio(union sigval v)
 	for (int i = 0; i < (int)aio_return(cb); i++)
 		arr[(unsigned char)buf[i]]++;
 	__atomic_store_n(&got, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *worker(void *p)
+{
+	work((int)(long)p);
+	return NULL;
 }
 
 static void wait_got(void)
@@ -104,7 +113,7 @@ int main(int argc, char **argv)
 		wait_got();
 		work(2);
 		printf("mq %d\n", got);
-	} else if (!strcmp(c, "aio")) {
+	} else if (!strcmp(c, "aio") || !strcmp(c, "aiothen")) {
 		int fd = open(argv[0], O_RDONLY);
 		static struct aiocb cb;
 		cb.aio_fildes = fd;
@@ -117,6 +126,12 @@ int main(int argc, char **argv)
 			return 2;
 		wait_got();
 		work(3);
+		if (!strcmp(c, "aiothen")) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, worker, (void *)4L) ||
+			    pthread_join(th, NULL))
+				return 2;
+		}
 		printf("aio %d\n", got);
 	} else {
 		return 1;
