@@ -1029,11 +1029,17 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		}
 		return -1;
 	}
-	close(fd);
 	/* the recorder's name for the text (its plan cache's index), so
-	 * that a run under lackey need not hash it (format.h) */
-	char phash[24];
-	snprintf(phash, sizeof phash, "%016" PRIx64, skel_hash4(0, ptext, strlen(ptext)));
+	 * that a run under lackey need not hash it (format.h); with the
+	 * file's identity, which the recorder checks before trusting it */
+	struct stat pst;
+	char phash[128] = "";
+	if (fstat(fd, &pst) == 0)
+		snprintf(phash, sizeof phash, "%016" PRIx64 ":%ju:%jd:%jd.%09ld",
+			 skel_hash4(0, ptext, strlen(ptext)), (uintmax_t)pst.st_ino,
+			 (intmax_t)pst.st_size, (intmax_t)pst.st_mtim.tv_sec,
+			 (long)pst.st_mtim.tv_nsec);
+	close(fd);
 	free(ptext);
 	char lib[PATH_MAX];
 	snprintf(lib, sizeof lib, "%s/build/libskelrec.so", skel_home());

@@ -47,8 +47,9 @@ static inline uint64_t skel_fnv1a64(uint64_t h, const void *data, size_t len)
  * 8-byte loads (under valgrind a byte loop over libc's 3 MB patch would
  * log 3 M accesses), and the lanes' multiplies overlap.  The recorder
  * names a patch text by it (its plan cache's index), and the driver
- * passes it along (SKEL_PATCH_HASH) so that a run under lackey need not
- * hash megabytes of text again. */
+ * passes it along (SKEL_PATCH_HASH, with the file's inode, size and
+ * mtime, which the recorder compares with the file it maps) so that a
+ * run under lackey need not hash megabytes of text again. */
 static inline uint64_t skel_hash4(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;

@@ -167,15 +167,20 @@ typedef struct rec_set_ent {
 static const char *rec_text;	/* the patch file, mapped for good */
 static size_t rec_text_len;
 
-/* The patch text's skel_hash4: the driver's (SKEL_PATCH_HASH, 16 hex
- * digits, from the same bytes) or computed. */
-static uint64_t rec_text_hash(void)
+/* The patch text's skel_hash4: the driver's (SKEL_PATCH_HASH: 16 hex
+ * digits, then the file's inode, size and mtime when it hashed it),
+ * if the file `st` is still that one; else computed. */
+static uint64_t rec_text_hash(const struct stat *st)
 {
 	const char *e = getenv("SKEL_PATCH_HASH");
-	if (e && strlen(e) == 16) {
+	char want[128];
+	if (e && strlen(e) > 17 && e[16] == ':') {
+		snprintf(want, sizeof want, ":%ju:%jd:%jd.%09ld", (uintmax_t)st->st_ino,
+			 (intmax_t)st->st_size, (intmax_t)st->st_mtim.tv_sec,
+			 (long)st->st_mtim.tv_nsec);
 		char *end;
 		uint64_t h = strtoull(e, &end, 16);
-		if (!*end)
+		if (end == e + 16 && !strcmp(end, want))
 			return h;
 	}
 	return rec_hash(0, rec_text, rec_text_len);
@@ -304,7 +309,7 @@ int rec_set_load(const char *path, char err[FMT_ERR_LEN])
 	rec_text = m;
 	rec_text_len = (size_t)st.st_size;
 	int cache = rec_cache_on();
-	uint64_t th = cache ? rec_text_hash() : 0;
+	uint64_t th = cache ? rec_text_hash(&st) : 0;
 	if (cache && rec_set_from_index(th) == 0)
 		return 0;
 	if (patch_set_parse(&R.set, rec_text, rec_text_len, err))

@@ -56,6 +56,7 @@ static rec_thread *rec_reap_pass(void)
 			continue;
 		rec_thread_close_dead(t);
 		atomic_store(&t->closed, 1);
+		rec_futex(&t->closed, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
 		/* what the kernel would have done with libc's word */
 		__atomic_store_n(t->ctid, 0, __ATOMIC_SEQ_CST);
 		rec_futex(t->ctid, FUTEX_WAKE, 0x7fffffff, NULL);
@@ -125,16 +126,20 @@ int rec_exit_watch(rec_thread *t)
 /* At the process's exit, before END: the threads already gone are
  * closed, and one the reaper has taken but not yet closed is waited for
  * (else END came first, and its THREAD_END was never written: the replay
- * called a thread that had ended still running). */
+ * called a thread that had ended still running).  The reaper closes a
+ * stream in well under a millisecond; the wait gives up after 2 s (a
+ * reaper stopped by a debugger, say), and the replay then says that
+ * thread was still running. */
 void rec_exit_reap(void)
 {
 	rec_reap_pass();
+	const struct timespec ms10 = { 0, 10000000 };
 	uint32_t n = atomic_load(&R.nthreads);
 	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
 		rec_thread *t = R.threads[i];
-		for (unsigned k = 0; t && k < 100000 && atomic_load(&t->reaped) &&
+		for (unsigned k = 0; t && k < 200 && atomic_load(&t->reaped) &&
 				     !atomic_load(&t->closed); k++)
-			rec_syscall3(SYS_sched_yield, 0, 0, 0);
+			rec_futex(&t->closed, FUTEX_WAIT_PRIVATE, 0, &ms10);
 	}
 }
 

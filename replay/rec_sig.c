@@ -220,7 +220,8 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 		if (t && rec_held_fault(t, uc))
 			return;
 		if (!t) {	/* a thread we did not see start */
-			rec_stray_seen();	/* its words so far are lost */
+			if (at == REC_PRESTART_GUARD || at == rec_pre_guard)
+				rec_stray_seen();	/* its words so far are lost */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		}
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD ||
