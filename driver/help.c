@@ -73,8 +73,9 @@ static const help tracing[] = {
 "                                of them into VALUES.PID.execN (N counts the images);\n"
 "                                other programs they exec or spawn are named in the\n"
 "                                replay.  Each thread's values are compressed (zstd,\n"
-"                                a 128 MiB window; SKEL_COMPRESS=0 in the environment:\n"
-"                                not)\n",
+"                                a 128 MiB window), but for buffers the thread had to\n"
+"                                wait for (the compressor behind it); in the\n"
+"                                environment SKEL_COMPRESS=1: every buffer, =0: none\n",
 "  skel record app_skel.c -o app.vals -- ./app 100\n" },
 { "replay",
 "  skel replay SKEL.c VALUES [--pid PID] [-o TRACE] [--format F] [--stats]\n"

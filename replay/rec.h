@@ -100,6 +100,8 @@ typedef struct rec_thread {
 	uint64_t *jbuf;
 	uint64_t jfirst, jn, jns;
 	_Atomic int job;
+	_Atomic int zlag;	/* the thread waited for a job: the next one
+				   is written uncompressed (rec_job_run) */
 } rec_thread;
 #define REC_Z_STACK (256ul * 1024)
 
@@ -214,6 +216,10 @@ typedef struct rec_state {
 	int write_maps;		/* SKEL_MAPS=1: trampoline maps in the file */
 	size_t zsize;		/* a compressor's context, 0: files get raw
 				   VALUES (a pipe, or SKEL_COMPRESS=0) */
+	int zmode;		/* SKEL_COMPRESS=1: every buffer compressed,
+				   even when the flusher is behind; 2: every
+				   other full buffer raw (tests: a mixed file);
+				   else 0: raw while the flusher is behind */
 } rec_state;
 
 extern rec_state R;

@@ -107,6 +107,8 @@ long rec_futex(void *addr, int op, int val, const struct timespec *ts)
 /* Until the flusher has written t's full buffer, if it has one. */
 static void rec_job_wait(rec_thread *t)
 {
+	if (atomic_load_explicit(&t->job, memory_order_acquire) && R.zmode == 0)
+		atomic_store_explicit(&t->zlag, 1, memory_order_relaxed);
 	/* a job takes about as long as the buffer took to fill: the wait is
 	 * mostly short, and sleeping costs two context switches */
 	for (unsigned n = 0; n < 20000 && atomic_load_explicit(&t->job, memory_order_acquire); n++)
@@ -271,13 +273,13 @@ static int rec_values_z(rec_thread *t, void *z, uint64_t first, uint64_t words,
  * packed after room for the payload's head, the codes apart, then copied
  * in front of the data. */
 static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
-		       size_t nwords)
+		       size_t nwords, int raw)
 {
 	size_t room = R.pipe ? PIPE_BUF - sizeof(vt_chunk_header) - sizeof(vt_packed) - 8
 			     : REC_CTL_BYTES + REC_DATA_BYTES - 16;
 	uint8_t *data = t->pack + REC_CTL_BYTES + sizeof(vt_packed);
 	uint8_t *ctl = data + REC_DATA_BYTES;
-	void *z = R.pipe ? NULL : rec_z_of(t);
+	void *z = R.pipe || raw ? NULL : rec_z_of(t);
 	while (nwords) {
 		vt_packed h = { .first = first };
 		size_t used = vt_pack(w, nwords, ctl, data, room, &h.tokens, &h.data);
@@ -741,7 +743,7 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		return;
 	if (end > t->sent && !rec_off()) {
 		size_t n = (size_t)(end - t->sent);
-		rec_values(t, t->written, t->sent, n);
+		rec_values(t, t->written, t->sent, n, 0);
 		t->written += n;
 		rec_stamp(t, t->written, rec_now_ns());
 		atomic_fetch_add(&R.values, n);
@@ -974,7 +976,12 @@ __asm__(".text\n"
 /* t's job written; t's waiters woken. */
 static void rec_job_run(rec_thread *t)
 {
-	rec_values(t, t->jfirst, t->jbuf, t->jn);
+	/* the thread waited for the flusher: this one raw (compressing
+	 * costs the flusher about as much again as packing) */
+	int raw = atomic_exchange_explicit(&t->zlag, 0, memory_order_relaxed);
+	if (R.zmode == 2)
+		raw = t->jfirst / (REC_BUF_BYTES / 8) % 2;
+	rec_values(t, t->jfirst, t->jbuf, t->jn, raw);
 	rec_stamp(t, t->jfirst + t->jn, t->jns);
 	atomic_fetch_add(&R.values, t->jn);
 	atomic_store_explicit(&t->job, 0, memory_order_release);
