@@ -108,13 +108,14 @@ typedef struct rec_thread {
 extern __thread rec_tls rec_t __attribute__((tls_model("initial-exec")));
 #define rec_cursor (rec_t.cursor)
 extern __thread rec_thread *rec_self __attribute__((tls_model("initial-exec")));
-/* the start-up words of a child of pthread_create (rec_own), its guard
- * page after them (rec_buf.c) */
+/* the start-up words of a child of pthread_create where no slots could
+ * be reserved (rec_buf.c: rec_own), its guard page after them */
 #define REC_OWN_PAGES 8
 extern uint64_t rec_prestart[(REC_OWN_PAGES + 1) * REC_PAGE / 8];
 #define REC_PRESTART_GUARD (rec_prestart + REC_OWN_PAGES * REC_PAGE / 8)
-/* where other threads start their cursor, and its guard */
-extern uint64_t *rec_pre, *rec_pre_guard;
+/* where other threads start their cursor, and its guard; the guard after
+ * the slots of pthread_create's children (rec_buf.c) */
+extern uint64_t *rec_pre, *rec_pre_guard, *rec_own_guard;
 
 typedef struct rec_int3 {
 	uint64_t pc;		/* runtime address of the int3 */

@@ -358,38 +358,47 @@ void rec_start_of(vt_thread_start *ts, uint64_t start)
  * The START chunk waits for the first flush (rec_thread_begin may still
  * name the start routine). */
 /* Two regions take the words of threads without a stream.
- *  - rec_own (the static pages rec_prestart, their guard after): the
- *    start-up of a child of pthread_create (glibc's clone child code,
- *    start_thread) before rec_thread_main opens its stream.  One child
- *    at a time owns it: its parent claims it, points the threads'
- *    initial cursor (the cell in this object's TLS image, which glibc
- *    copies into the new thread's block inside pthread_create, in the
- *    parent) at it for the call, and back at rec_pre after; the child's
- *    words there open its stream (rec_thread_open with `keep`).
+ *  - rec_own: the start-up of a child of pthread_create (glibc's clone
+ *    child code, start_thread) before rec_thread_main opens its stream.
+ *    One child at a time owns a slot of it: its parent claims the next
+ *    slot, points the threads' initial cursor (the cell in this
+ *    object's TLS image, which glibc copies into the new thread's block
+ *    inside pthread_create, in the parent) at it for the call, and back
+ *    at rec_pre after; the child's words there open its stream
+ *    (rec_thread_open with `keep`).
  *  - rec_pre: every other thread's, i.e. the strays libc starts itself.
  *    Only strays write there, so its first word, a canary, tells at the
  *    end whether any did: their accesses are lost, and END says so.
- * A stray libc starts during a parent's call shares rec_own with the
- * child: the page is filled with the canary, and a word changed where
- * the owner did not write (checked at release, at the next claim and at
- * the end), or a notify thread's cursor found moved, marks the run
- * strayed too.  (Undetected: such a stray writing no more words than the
- * owner, before the owner takes its words.)  Where the cell is not
- * found, both regions are rec_prestart, and a stray writing between an
- * owner's words is not seen either.
+ * A stray libc starts during a parent's call shares its slot with the
+ * child.  Slots are large reservations (libc runs such threads with
+ * every signal blocked: a guard fault would kill the process), taken in
+ * turn, so a stray that lingers in one meets a later owner only when
+ * its slot comes round again.  A slot's first REC_OWN_WORDS words are
+ * the canary but for an owner's: a word changed where the owner did not
+ * write (at release, at the slot's next claim, at the end), a notify
+ * thread's cursor found moved, or an owner's start-up longer than
+ * REC_OWN_WORDS marks the run strayed.  (Undetected: a stray in the slot
+ * writing no more words than the owner, before the owner takes them.)
+ * Where the cell is not found, both regions are the static rec_prestart
+ * (one slot), and a stray writing between an owner's words is not seen.
  * A child that never opens a stream (cancelled before it ran) would hold
- * rec_own for ever: a claim gives up after a while, and that child's
+ * its claim for ever: a claim gives up after a while, and that child's
  * start-up goes to rec_pre, which its replay reports. */
 #define REC_PRESTART_CANARY 0x57a7c0de5ca1ab1eull
 #define REC_OWN_WORDS (REC_OWN_PAGES * REC_PAGE / 8)
+#define REC_OWN_SLOTS 16
 
-uint64_t *const rec_own = rec_prestart;
+static uint64_t *rec_own_base = rec_prestart;
+static size_t rec_own_slot = 0;		/* words per slot; 0: one slot */
+static unsigned rec_own_n = 1;
+static uint32_t rec_own_filled = 1;	/* slots whose canary was laid */
+uint64_t *rec_own_guard = REC_PRESTART_GUARD;
+static uint64_t *rec_own_cur = rec_prestart;	/* the claim's slot */
 /* generation << 2 | holders: a claim makes 2 holders (the parent until
  * its pthread_create returned, the child until it took its words) */
 static _Atomic uint64_t rec_own_state;
 static _Atomic int rec_strays;		/* sticky: a stray was seen */
 static uint64_t **rec_cell;		/* the cursor's initial value */
-static int rec_cell_relro;
 
 /* The initial value of rec_t.cursor in this object's TLS image (the
  * bytes every new thread's TLS block is copied from): found through
@@ -436,59 +445,86 @@ static int rec_tls_cb(struct dl_phdr_info *info, size_t size, void *p)
 }
 
 /* Points new threads' cursor at `to`; one caller at a time (a claim's
- * holder, or set-up and fork with one thread). */
-static int rec_cell_set(uint64_t *to)
+ * holder, or set-up and fork with one thread).  The cell's page was
+ * made writable once, at set-up. */
+static void rec_cell_set(uint64_t *to)
 {
-	if (!rec_cell)
-		return -1;
-	uintptr_t pg = (uintptr_t)rec_cell & ~(uintptr_t)(REC_PAGE - 1);
-	if (rec_cell_relro &&
-	    rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ | PROT_WRITE))
-		return -1;
-	*(uint64_t *volatile *)rec_cell = to;
-	if (rec_cell_relro)
-		rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ);
+	if (rec_cell)
+		*(uint64_t *volatile *)rec_cell = to;
+}
+
+static uint64_t *rec_own_slot_at(unsigned k)
+{
+	return rec_own_base + (size_t)k * rec_own_slot;
+}
+
+static void rec_own_fill(uint64_t *slot, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)	/* no libc: it may be patched */
+		((volatile uint64_t *)slot)[i] = REC_PRESTART_CANARY;
+}
+
+/* A word of the slot's watched words changed (a stray wrote there) */
+static int rec_own_changed(const uint64_t *slot)
+{
+	for (size_t i = 0; i < REC_OWN_WORDS; i++)
+		if (((const volatile uint64_t *)slot)[i] != REC_PRESTART_CANARY)
+			return 1;
 	return 0;
 }
 
-static void rec_own_fill(size_t from, size_t to)
+/* A reservation of `bytes` (no memory until written), its last page a
+ * guard; NULL where refused (e.g. without overcommit). */
+static uint64_t *rec_reserve(size_t bytes)
 {
-	for (size_t i = from; i < to; i++)	/* no libc: it may be patched */
-		((volatile uint64_t *)rec_own)[i] = REC_PRESTART_CANARY;
+	long m = rec_syscall6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m < 0 && m > -4096)
+		return NULL;
+	if (rec_syscall3(SYS_mprotect, m + (long)(bytes - REC_PAGE), REC_PAGE, PROT_NONE)) {
+		rec_munmap_raw((void *)m, bytes);
+		return NULL;
+	}
+	return (uint64_t *)m;
 }
 
-/* At set-up, the only thread: rec_pre is a reservation (no memory until
- * written; a smaller one where that is refused, e.g. without
- * overcommit), its last page a guard; else rec_own itself. */
+/* At set-up, the only thread: rec_pre and the slots of rec_own are
+ * reservations (smaller ones where large ones are refused); else both
+ * stay the static rec_prestart. */
 void rec_prestart_init(void)
 {
-	static const size_t sizes[] = { (size_t)64 << 30, (size_t)16 << 20 };
+	static const size_t pre[] = { (size_t)64 << 30, (size_t)16 << 20 };
+	static const size_t slot[] = { (size_t)1 << 30, (size_t)16 << 20 };
 	rec_tls_seek s = { 0 };
 	dl_iterate_phdr(rec_tls_cb, &s);
-	rec_own_fill(0, REC_OWN_WORDS);
+	rec_own_fill(rec_prestart, 0, REC_OWN_WORDS);
 	if (!s.cell || *s.cell != rec_prestart)
 		return;
-	rec_cell = s.cell;
-	rec_cell_relro = s.relro;
-	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-		long m = rec_syscall6(SYS_mmap, 0, (long)sizes[k], PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (m < 0 && m > -4096)
+	uintptr_t pg = (uintptr_t)s.cell & ~(uintptr_t)(REC_PAGE - 1);
+	if (s.relro && rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ | PROT_WRITE))
+		return;
+	for (size_t k = 0; k < sizeof pre / sizeof *pre; k++) {
+		size_t own = REC_OWN_SLOTS * slot[k] + REC_PAGE;
+		uint64_t *p = rec_reserve(pre[k]);
+		uint64_t *o = p ? rec_reserve(own) : NULL;
+		if (!o) {
+			if (p)
+				rec_munmap_raw(p, pre[k]);
 			continue;
-		uint64_t *base = (uint64_t *)m;
-		uint64_t *guard = base + (sizes[k] - REC_PAGE) / 8;
-		if (rec_syscall3(SYS_mprotect, (long)guard, REC_PAGE, PROT_NONE) ||
-		    rec_cell_set(base)) {
-			rec_munmap_raw(base, sizes[k]);
-			break;
 		}
-		rec_pre = base;
-		rec_pre_guard = guard;
-		rec_pre_bytes = sizes[k];
+		rec_pre = p;
+		rec_pre_guard = p + (pre[k] - REC_PAGE) / 8;
+		rec_pre_bytes = pre[k];
 		rec_pre[0] = REC_PRESTART_CANARY;
+		rec_own_base = o;
+		rec_own_filled = 0;
+		rec_own_slot = slot[k] / 8;
+		rec_own_n = REC_OWN_SLOTS;
+		rec_own_guard = o + (own - REC_PAGE) / 8;
+		rec_cell = s.cell;
+		rec_cell_set(rec_pre);
 		return;
 	}
-	rec_cell = NULL;
 }
 
 void rec_stray_seen(void)
@@ -496,43 +532,66 @@ void rec_stray_seen(void)
 	atomic_store(&rec_strays, 1);
 }
 
-/* rec_own changed while nobody held it (read between two equal states) */
+/* A slot changed while nobody held a claim (read between two equal
+ * states). */
 static int rec_own_dirty(void)
 {
-	uint64_t a = atomic_load(&rec_own_state);
-	uint64_t w = ((volatile uint64_t *)rec_own)[0];
-	uint64_t b = atomic_load(&rec_own_state);
-	return a == b && (a & 3) == 0 && w != REC_PRESTART_CANARY;
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t a = atomic_load(&rec_own_state);
+		if (a & 3)
+			continue;
+		int dirty = 0;
+		for (unsigned k = 0; k < rec_own_n; k++)
+			if (rec_own_filled >> k & 1)
+				dirty |= rec_own_changed(rec_own_slot_at(k));
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load(&rec_own_state) == a)
+			return dirty;
+	}
+	return 0;
 }
 
 static int rec_prestart_strayed(void)
 {
 	return atomic_load(&rec_strays) || rec_own_dirty() ||
-	       (rec_pre != rec_own && *(volatile uint64_t *)rec_pre != REC_PRESTART_CANARY);
+	       (rec_pre != rec_prestart &&
+		*(volatile uint64_t *)rec_pre != REC_PRESTART_CANARY);
 }
 
-/* Threads that never open a stream write on into rec_pre: its pages
- * after the first (which holds the canary) are dropped, to come back as
- * zero pages if written again.  Called by the flusher when idle. */
+/* Threads that never open a stream write on into rec_pre and the slots:
+ * their pages past the watched words are dropped, to come back as zero
+ * pages if written again.  Called by the flusher when idle. */
 void rec_prestart_trim(void)
 {
-	if (rec_pre_bytes && rec_prestart_strayed())
-		rec_syscall3(SYS_madvise, (long)(rec_pre + REC_PAGE / 8),
-			     (long)(rec_pre_bytes - 2 * REC_PAGE), MADV_DONTNEED);
+	if (!rec_pre_bytes || !rec_prestart_strayed())
+		return;
+	rec_syscall3(SYS_madvise, (long)(rec_pre + REC_PAGE / 8),
+		     (long)(rec_pre_bytes - 2 * REC_PAGE), MADV_DONTNEED);
+	size_t keep = REC_OWN_WORDS * 8;	/* whole pages */
+	for (unsigned k = 0; rec_own_slot && k < rec_own_n; k++)
+		rec_syscall3(SYS_madvise, (long)((char *)rec_own_slot_at(k) + keep),
+			     (long)(rec_own_slot * 8 - keep), MADV_DONTNEED);
 }
 
 int rec_prestart_claim(void)
 {
 	for (unsigned n = 0; n < 100000; n++) {
 		uint64_t z = atomic_load(&rec_own_state);
+		uint64_t g = (z >> 2) + 1;
 		if ((z & 3) == 0 &&
-		    atomic_compare_exchange_weak(&rec_own_state, &z, (z & ~(uint64_t)3) + 4 + 2)) {
-			if (((volatile uint64_t *)rec_own)[0] != REC_PRESTART_CANARY) {
-				rec_stray_seen();	/* written since the last release */
-				rec_own_fill(0, REC_OWN_WORDS);
+		    atomic_compare_exchange_weak(&rec_own_state, &z, g << 2 | 2)) {
+			unsigned k = (unsigned)(g % rec_own_n);
+			uint64_t *slot = rec_own_slot_at(k);
+			if (!(rec_own_filled >> k & 1)) {
+				rec_own_fill(slot, 0, REC_OWN_WORDS);
+				rec_own_filled |= 1u << k;
+			} else if (rec_own_changed(slot)) {
+				rec_stray_seen();	/* written since its last release */
+				rec_own_fill(slot, 0, REC_OWN_WORDS);
 			}
-			if (rec_pre != rec_own)
-				rec_cell_set(rec_own);
+			rec_own_cur = slot;
+			if (rec_pre != rec_prestart)
+				rec_cell_set(slot);
 			return 1;
 		}
 		rec_syscall3(SYS_sched_yield, 0, 0, 0);
@@ -549,26 +608,32 @@ static void rec_own_drop(void)
  * copied): new threads start in rec_pre again.  `failed`: no child. */
 void rec_prestart_created(int failed)
 {
-	if (rec_pre != rec_own)
+	if (rec_pre != rec_prestart)
 		rec_cell_set(rec_pre);
 	if (failed) {
-		if (((volatile uint64_t *)rec_own)[0] != REC_PRESTART_CANARY) {
+		if (rec_own_changed(rec_own_cur)) {
 			rec_stray_seen();
-			rec_own_fill(0, REC_OWN_WORDS);
+			rec_own_fill(rec_own_cur, 0, REC_OWN_WORDS);
 		}
 		rec_own_drop();
 	}
 	rec_own_drop();
 }
 
-/* The child, its `used` words taken: the page is filled again; a word
+/* The child, its `used` words taken: the slot is laid again; a word
  * changed past them is a stray's. */
 void rec_prestart_release(size_t used)
 {
-	if (used < REC_OWN_WORDS &&
-	    ((volatile uint64_t *)rec_own)[used] != REC_PRESTART_CANARY)
-		rec_stray_seen();
-	rec_own_fill(0, used < REC_OWN_WORDS ? used + 1 : REC_OWN_WORDS);
+	uint64_t *slot = rec_own_cur;
+	if (used >= REC_OWN_WORDS)
+		used = REC_OWN_WORDS - 1;
+	for (size_t i = used; i < REC_OWN_WORDS; i++)
+		if (((volatile uint64_t *)slot)[i] != REC_PRESTART_CANARY) {
+			rec_stray_seen();
+			used = REC_OWN_WORDS - 1;
+			break;
+		}
+	rec_own_fill(slot, 0, used + 1);
 	rec_own_drop();
 }
 
@@ -577,8 +642,10 @@ void rec_prestart_release(size_t used)
  * set-up, before the main thread's stream opens. */
 void rec_prestart_forked(void)
 {
-	rec_own_fill(0, REC_OWN_WORDS);
-	if (rec_pre != rec_own) {
+	rec_own_fill(rec_prestart, 0, REC_OWN_WORDS);
+	rec_own_filled = rec_own_slot ? 0 : 1;	/* the static page: laid */
+	rec_own_cur = rec_own_base;
+	if (rec_pre != rec_prestart) {
 		rec_pre[0] = REC_PRESTART_CANARY;
 		rec_cell_set(rec_pre);
 	}
@@ -587,11 +654,24 @@ void rec_prestart_forked(void)
 }
 
 /* A notify thread about to open its stream: a cursor moved from where
- * it started means words lost (in rec_own: a stray during a claim). */
+ * it started means words lost (in a slot: a stray during a claim). */
 void rec_prestart_check_self(void)
 {
-	if (rec_cursor != rec_pre && rec_cursor != rec_own)
-		rec_stray_seen();
+	uint64_t *c = rec_cursor;
+	if (c == rec_pre)
+		return;
+	if (rec_own_slot && c >= rec_own_base && c < rec_own_guard &&
+	    (size_t)(c - rec_own_base) % rec_own_slot == 0)
+		return;
+	if (c == rec_own_base)
+		return;
+	rec_stray_seen();
+}
+
+/* Where the owner of the current claim wrote its start-up words. */
+static uint64_t *rec_own_of_claim(void)
+{
+	return rec_own_cur;
 }
 
 _Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
@@ -607,11 +687,12 @@ static void rec_tls_reset_deltas(void)
 rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 				   uint32_t flags, int keep)
 {
-	/* the words this thread stored in rec_own, if it owns it */
+	/* the words this thread stored in its claim's slot, if it owns one */
 	size_t kept = 0;
-	if (keep && rec_cursor >= rec_own && rec_cursor <= rec_own + REC_OWN_WORDS) {
-		kept = (size_t)(rec_cursor - rec_own);
-	} else if (keep) {	/* not where its parent pointed it */
+	const uint64_t *own = rec_own_of_claim();
+	if (keep && rec_cursor >= own && rec_cursor < own + REC_OWN_WORDS) {
+		kept = (size_t)(rec_cursor - own);
+	} else if (keep) {	/* REC_OWN_WORDS or more, or elsewhere */
 		rec_stray_seen();
 		keep = 0;
 		rec_prestart_release(REC_OWN_WORDS);
@@ -644,7 +725,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 		R.threads[t->index] = t;
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
-		t->base[i] = rec_own[i];
+		t->base[i] = own[i];
 	rec_cursor = t->base + kept;
 	if (keep)
 		rec_prestart_release(kept);

@@ -70,9 +70,10 @@ REC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	rec_thread *me = rec_self;
 	*s = (rec_start){ fn, arg,
 			  me && me != &R.sink ? me->index : VT_NO_PARENT, 0 };
-	int owns = s->owns = rec_prestart_claim();
 	rec_heap_publish();
 	rec_make_room();
+	/* claimed last: libc threads started meanwhile share the slot */
+	int owns = s->owns = rec_prestart_claim();
 	int rc = real(th, attr, rec_thread_main, s);
 	if (owns)	/* not s->owns: the child may have freed s */
 		rec_prestart_created(rc != 0);
@@ -281,6 +282,7 @@ void rec_atfork_child(void)
 		R.child = 1;
 		rec_self = &R.sink;
 		rec_cursor = R.sink.base;
+		rec_prestart_forked();	/* a claim held at the fork: not here */
 		rec_flusher_forked();
 		return;
 	}

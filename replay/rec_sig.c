@@ -220,12 +220,13 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 		if (t && rec_held_fault(t, uc))
 			return;
 		if (!t) {	/* a thread we did not see start */
-			if (at == REC_PRESTART_GUARD || at == rec_pre_guard)
+			if (at == REC_PRESTART_GUARD || at == rec_pre_guard ||
+			    at == rec_own_guard)
 				rec_stray_seen();	/* its words so far are lost */
 			t = rec_thread_open(0, VT_NO_PARENT, VT_START_UNKNOWN, 0);
 		}
 		if (at == t->guard || at == NULL || at == REC_PRESTART_GUARD ||
-		    at == rec_pre_guard) {
+		    at == rec_pre_guard || at == rec_own_guard) {
 			if (at == t->guard)
 				rec_flush_full(t);
 			rec_cursor = t->base;

@@ -533,17 +533,24 @@ const uint8_t *vt_unz_payload(struct vt_unz **z, const uint8_t *p, size_t *nraw)
 
 /* r's VALUES payload, decompressed after the chunks before it (from the
  * stream's first when r comes before the last one decompressed); NULL
- * when it does not decompress. */
+ * when it does not decompress.  The stream's runs may mix raw VALUES
+ * with ZVALUES (the recorder writes a buffer raw when the thread waited
+ * for it): the ZVALUES runs before r are found by their index. */
 static const uint8_t *vt_unz_run(const struct vt_run *r, size_t *nraw)
 {
 	struct vt_unz *z = r->z;
+	*nraw = 0;
 	if (r->i < z->next) {
 		ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
 		z->next = 0;
 	}
+	const struct vt_run *q = r;	/* the ZVALUES run of index z->next */
+	while (q->i != z->next || !q->z)
+		q--;
 	for (; z->next <= r->i; z->next++) {
-		const struct vt_run *q = r - (r->i - z->next);
-		if (!(*nraw = vt_unz_one(z, q->p))) {
+		while (!q->z)	/* raw runs between */
+			q++;
+		if (!(*nraw = vt_unz_one(z, (q++)->p))) {
 			ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
 			z->next = 0;
 			return NULL;

@@ -118,26 +118,36 @@ static size_t put_zvalues(uint8_t *b, size_t at, ZSTD_CCtx *c, uint64_t first,
 	return vt_put_chunk(b, at, VT_ZVALUES, 0, 0, out, len);
 }
 
-/* Thread 0: START, ZN ZVALUES chunks, THREAD_END, then END; the chunks'
- * offsets in at[]. */
-static size_t make_z(uint8_t *b, size_t at[ZN + 1])
+/* Thread 0: START, nc chunks of ZPER words, THREAD_END, then END; the
+ * chunks' offsets in at[].  Chunk k is raw VALUES where bit k of `raw`
+ * is set (as the recorder writes a buffer its thread waited for), else
+ * ZVALUES, the compressed ones one zstd stream. */
+static size_t make_zm(uint8_t *b, size_t *at, int nc, unsigned raw)
 {
 	ZSTD_CCtx *c = ZSTD_createCCtx();
 	size_t n = vt_put_header(b);
 	n = vt_put_start(b, n, 0);
-	for (int k = 0; k < ZN; k++) {
+	for (int k = 0; k < nc; k++) {
 		uint64_t w[ZPER];
 		for (int i = 0; i < ZPER; i++)
 			w[i] = zword(k, i);
 		at[k] = n;
-		n = put_zvalues(b, n, c, (uint64_t)k * ZPER, w, ZPER);
+		if (raw >> k & 1)
+			n = vt_put_chunk(b, n, VT_VALUES, 0, (uint64_t)k * ZPER, w, sizeof w);
+		else
+			n = put_zvalues(b, n, c, (uint64_t)k * ZPER, w, ZPER);
 	}
 	ZSTD_freeCCtx(c);
-	at[ZN] = n;
-	uint64_t count = ZN * ZPER;
+	at[nc] = n;
+	uint64_t count = (uint64_t)nc * ZPER;
 	n = vt_put_chunk(b, n, VT_THREAD_END, 0, 0, &count, 8);
-	vt_end e = { 1, ZN * ZPER, VT_END_EXIT, 0 };
+	vt_end e = { 1, count, VT_END_EXIT, 0 };
 	return vt_put_chunk(b, n, VT_END, 0, 0, &e, sizeof e);
+}
+
+static size_t make_z(uint8_t *b, size_t at[ZN + 1])
+{
+	return make_zm(b, at, ZN, 0);
 }
 
 static void expect_run(const vt_stream *st, int k)
@@ -148,22 +158,19 @@ static void expect_run(const vt_stream *st, int k)
 		assert_int_equal(w[i], zword(k, i));
 }
 
-/* Read whole (copied) and in place, its runs decompressed in order and
- * out of order (the decompressor starts the stream over). */
-static void test_zvalues_read_back(void **state)
+/* b (nc chunks of thread 0) read whole (copied), then in place, its
+ * runs decompressed in the given order (the decompressor starts the
+ * stream over for a run before the last one); `raw`: which runs are
+ * raw VALUES. */
+static void read_back(const uint8_t *b, size_t n, int nc, unsigned raw,
+		      const int *order, size_t norder)
 {
-	(void)state;
-	uint8_t b[8192];
-	size_t at[ZN + 1];
-	size_t n = make_z(b, at);
-	/* the repeated chunks cost less than the first ones */
-	assert_true(at[3] - at[2] < (at[1] - at[0]) / 2);
 	vtrace t;
 	vt_streams s;
 	read_whole(b, n, &t, &s);
 	const vt_stream *st = vtrace_stream(&s, 0);
-	assert_int_equal(st->nvalues, ZN * ZPER);
-	for (int i = 0; i < ZN * ZPER; i++)
+	assert_int_equal(st->nvalues, nc * ZPER);
+	for (int i = 0; i < nc * ZPER; i++)
 		assert_int_equal(st->values[i], zword(i / ZPER, i % ZPER));
 	vtrace_streams_free(&s);
 	vtrace_close(&t);
@@ -172,12 +179,39 @@ static void test_zvalues_read_back(void **state)
 	vtrace_streams_ref(&t, &s);
 	assert_string_equal(s.error, "");
 	st = vtrace_stream(&s, 0);
-	assert_int_equal(st->nruns, ZN);
-	int order[] = { 2, 3, 0, 1, 1, 3 };
-	for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+	assert_int_equal(st->nruns, nc);
+	for (int k = 0; k < nc; k++)
+		assert_int_equal(st->runs[k].z == NULL, (raw >> k & 1) != 0);
+	for (size_t k = 0; k < norder; k++)
 		expect_run(st, order[k]);
 	vtrace_streams_free(&s);
 	vtrace_close(&t);
+}
+
+static void test_zvalues_read_back(void **state)
+{
+	(void)state;
+	uint8_t b[8192];
+	size_t at[ZN + 1];
+	size_t n = make_z(b, at);
+	/* the repeated chunks cost less than the first ones */
+	assert_true(at[3] - at[2] < (at[1] - at[0]) / 2);
+	int order[] = { 2, 3, 0, 1, 1, 3 };
+	read_back(b, n, ZN, 0, order, sizeof order / sizeof *order);
+}
+
+/* A stream mixing the two, Z R Z Z R Z (the recorder writes a buffer
+ * its thread waited for raw): the compressed runs before one are found
+ * across the raw ones. */
+static void test_zvalues_mixed(void **state)
+{
+	(void)state;
+	uint8_t b[16384];
+	size_t at[7];
+	unsigned raw = 1u << 1 | 1u << 4;
+	size_t n = make_zm(b, at, 6, raw);
+	int order[] = { 5, 2, 1, 3, 0, 4, 5, 3 };
+	read_back(b, n, 6, raw, order, sizeof order / sizeof *order);
 }
 
 /* A sealed copy of chunk `off` (its check made again after a change). */
@@ -551,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_time_stamps_read_back),
 		cmocka_unit_test(test_process_and_forks_read_back),
 		cmocka_unit_test(test_zvalues_read_back),
+		cmocka_unit_test(test_zvalues_mixed),
 		cmocka_unit_test(test_zvalues_damage_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
