@@ -55,7 +55,7 @@ for b in $wbuilds; do
 	if ! XDG_CACHE_HOME="$(pwd)/build/test-cache" $skel check --whole-process -- "$app" \
 		>"$tmp/check.out" 2>"$tmp/check.err"; then
 		bad "$b whole process: skel check: $(grep -v '^skel: gen' "$tmp/check.err" | head -12)"
-	elif ! grep -q '^check: by object: [^ ]* [0-9]* ([0-9.]*%), libc.so.6 [1-9]' "$tmp/check.err"; then
+	elif ! grep -q '^check: by object: .*, libc.so.6 [1-9]' "$tmp/check.err"; then
 		bad "$b whole process: libc's accesses not compared: $(grep '^check' "$tmp/check.err")"
 	else
 		echo "$b whole process: $(grep -m1 '^check: [0-9]' "$tmp/check.err"); $(grep '^check: by object' "$tmp/check.err")"
