@@ -473,6 +473,16 @@ static int rec_own_changed(const uint64_t *slot)
 	return 0;
 }
 
+/* A slot no owner holds: a stray's words there are noted, the slot laid
+ * again. */
+static void rec_own_sweep(uint64_t *slot)
+{
+	if (rec_own_changed(slot)) {
+		rec_stray_seen();
+		rec_own_fill(slot, 0, REC_OWN_WORDS);
+	}
+}
+
 /* A reservation of `bytes` (no memory until written), its last page a
  * guard; NULL where refused (e.g. without overcommit). */
 static uint64_t *rec_reserve(size_t bytes)
@@ -585,9 +595,8 @@ int rec_prestart_claim(void)
 			if (!(rec_own_filled >> k & 1)) {
 				rec_own_fill(slot, 0, REC_OWN_WORDS);
 				rec_own_filled |= 1u << k;
-			} else if (rec_own_changed(slot)) {
-				rec_stray_seen();	/* written since its last release */
-				rec_own_fill(slot, 0, REC_OWN_WORDS);
+			} else {	/* written since its last release? */
+				rec_own_sweep(slot);
 			}
 			rec_own_cur = slot;
 			if (rec_pre != rec_prestart)
@@ -611,10 +620,7 @@ void rec_prestart_created(int failed)
 	if (rec_pre != rec_prestart)
 		rec_cell_set(rec_pre);
 	if (failed) {
-		if (rec_own_changed(rec_own_cur)) {
-			rec_stray_seen();
-			rec_own_fill(rec_own_cur, 0, REC_OWN_WORDS);
-		}
+		rec_own_sweep(rec_own_cur);
 		rec_own_drop();
 	}
 	rec_own_drop();
@@ -663,15 +669,7 @@ void rec_prestart_check_self(void)
 	if (rec_own_slot && c >= rec_own_base && c < rec_own_guard &&
 	    (size_t)(c - rec_own_base) % rec_own_slot == 0)
 		return;
-	if (c == rec_own_base)
-		return;
 	rec_stray_seen();
-}
-
-/* Where the owner of the current claim wrote its start-up words. */
-static uint64_t *rec_own_of_claim(void)
-{
-	return rec_own_cur;
 }
 
 _Static_assert(offsetof(rec_tls, lastsp) == REC_TLS_LASTSP &&
@@ -689,7 +687,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 {
 	/* the words this thread stored in its claim's slot, if it owns one */
 	size_t kept = 0;
-	const uint64_t *own = rec_own_of_claim();
+	const uint64_t *own = rec_own_cur;	/* its claim's slot */
 	if (keep && rec_cursor >= own && rec_cursor < own + REC_OWN_WORDS) {
 		kept = (size_t)(rec_cursor - own);
 	} else if (keep) {	/* REC_OWN_WORDS or more, or elsewhere */
