@@ -119,7 +119,7 @@ static inline const char *skel_reg_name(unsigned r)
 /* Text, one directive per line, '#' starts a comment:
  *   skel-patch 1
  *   binary <id-hex> buildid|hash
- *   probe <pc> <block-start> <block-end> before|after <what>
+ *   probe <pc> <block-start> <block-end> before|after|taken|fallthru <what>
  *   enter <block> <pred-start> <pred-end>
  * Numbers are hex, "0x" optional; addresses are link-time (the recorder
  * adds the load bias).  <what>: reg <name> | addr <k> | taken | tbit |
@@ -167,11 +167,21 @@ typedef enum patch_what {
  * routine unanalyzed (a call to it is a call out of the analyzed code). */
 #define SKEL_REPLACED_ROUTINE "__libc_sigaction"
 
+/* Where a probe records (patch_probe.after).  On a way of a conditional
+ * jump (a jcc, not jrcxz or loop): after the jump, when it is taken or
+ * falls through; 'reg', 'dreg' and 'word' probes only.  skel gen puts a
+ * loop's exit value there (skelgen.c, plan_exits) when it cannot be
+ * recorded where the exit leads: the loop's other iterations pass the
+ * jump in the trampoline and record nothing. */
+enum { PATCH_BEFORE, PATCH_AFTER, PATCH_ON_TAKEN, PATCH_ON_FALL };
+
 typedef struct patch_probe {
 	uint64_t pc;		/* instruction, link-time address */
 	uint64_t block_start;	/* its basic block [start, end) */
 	uint64_t block_end;
-	bool after;		/* false: before the instruction runs */
+	uint8_t after;		/* PATCH_BEFORE, PATCH_AFTER, or one way of a
+				   conditional jump (PATCH_ON_TAKEN,
+				   PATCH_ON_FALL): recorded when it goes so */
 	patch_what what;
 	uint8_t reg;		/* PATCH_REG: SKEL_RAX..SKEL_R15 */
 	uint32_t k;		/* PATCH_ADDR: memory operand number */

@@ -186,12 +186,19 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	}
 	if (n != want)
 		return patch_fail(err, line, "extra words after '%s'", what);
-	if (pr->after && pr->what != PATCH_REG && pr->what != PATCH_SREG &&
+	if (pr->after == PATCH_AFTER && pr->what != PATCH_REG && pr->what != PATCH_SREG &&
 	    pr->what != PATCH_DSP && pr->what != PATCH_DREG)
 		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg' and 'dsp' probes may "
 				  "be 'after'");
+	if (pr->after >= PATCH_ON_TAKEN && pr->what != PATCH_REG && pr->what != PATCH_DREG &&
+	    pr->what != PATCH_WORD && pr->what != PATCH_SWORD)
+		return patch_fail(err, line, "only 'reg', 'dreg', 'word' and 'sword' probes may "
+				  "be on a jump's way ('taken', 'fallthru')");
 	return 0;
 }
+
+/* patch_probe.after, as the text says it (format.h, PATCH_BEFORE...) */
+static const char *const patch_pos_name[4] = { "before", "after", "taken", "fallthru" };
 
 static int patch_probe_parse(patch *p, char **w, int n, unsigned line,
 			     char err[FMT_ERR_LEN])
@@ -199,7 +206,8 @@ static int patch_probe_parse(patch *p, char **w, int n, unsigned line,
 	patch_probe pr = { .line = line };
 	if (n < 6)
 		return patch_fail(err, line,
-			"probe wants: <pc> <block-start> <block-end> before|after <what>");
+			"probe wants: <pc> <block-start> <block-end> "
+			"before|after|taken|fallthru <what>");
 	if (patch_hex(w[1], &pr.pc) || patch_hex(w[2], &pr.block_start) ||
 	    patch_hex(w[3], &pr.block_end))
 		return patch_fail(err, line, "bad hex address");
@@ -207,11 +215,11 @@ static int patch_probe_parse(patch *p, char **w, int n, unsigned line,
 		return patch_fail(err, line,
 			"pc %" PRIx64 " is outside its block [%" PRIx64 ", %" PRIx64 ")",
 			pr.pc, pr.block_start, pr.block_end);
-	if (strcmp(w[4], "after") == 0)
-		pr.after = true;
-	else if (strcmp(w[4], "before") != 0)
-		return patch_fail(err, line, "want 'before' or 'after', not '%s'",
-				  w[4]);
+	for (pr.after = 0; pr.after < 4 && strcmp(w[4], patch_pos_name[pr.after]); pr.after++)
+		;
+	if (pr.after == 4)
+		return patch_fail(err, line, "want 'before', 'after', 'taken' or "
+				  "'fallthru', not '%s'", w[4]);
 	if (patch_what_parse(&pr, w + 5, n - 5, line, err))
 		return -1;
 	if (patch_add_probe(p, &pr))
@@ -492,7 +500,7 @@ int patch_write(FILE *f, const patch *p)
 		const patch_probe *pr = &p->probes[i];
 		fprintf(f, "probe %" PRIx64 " %" PRIx64 " %" PRIx64 " %s ",
 			pr->pc, pr->block_start, pr->block_end,
-			pr->after ? "after" : "before");
+			patch_pos_name[pr->after]);
 		patch_what_write(f, pr);
 		fputc('\n', f);
 	}

@@ -453,9 +453,12 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			want++, first = i;
 	if (!want)
 		return;
-	if (after && rec_is_transfer(x))
+	if (after == PATCH_AFTER && rec_is_transfer(x))
 		rec_die("patch line %u: 'after' probe on a control transfer",
 			pv[first].p.line);
+	if (after >= PATCH_ON_TAKEN && rec_cond_code(x) < 0)
+		rec_die("patch line %u: a probe on a way of %s, not a conditional jump",
+			pv[first].p.line, ZydisMnemonicGetString(x->in.mnemonic));
 	uint64_t from = rec_here(e);
 	rec_b(e, rec_prologue, sizeof rec_prologue);
 	for (int last = 0; last < 2; last++)
@@ -609,30 +612,88 @@ static int rec_insn_emit(rec_emit *e, const rec_insn *x, uint64_t span_end)
 	return 1;
 }
 
+/* Whether site probes pv[0..n) have one at pc recording at `pos`. */
+static int rec_probes_at(const rec_probe *pv, size_t n, uint64_t pc, int pos)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pv[i].p.pc == pc && pv[i].p.after == pos)
+			return 1;
+	return 0;
+}
+
+/* A conditional jump with probes on its ways (PATCH_ON_TAKEN,
+ * PATCH_ON_FALL): the fall-through's right after it, in line; a taken
+ * jump goes to the site's tail (rec_site_emit), which records and goes
+ * on to the target.  *tail: where the jump's rel32 is, 0 if it has none. */
+static void rec_jcc_ways(rec_emit *e, const rec_insn *x, const rec_probe *pv,
+			 size_t n, size_t *tail, uint64_t *target)
+{
+	uint64_t from = rec_here(e);
+	if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->in, &x->op[0], x->addr, target)))
+		rec_die("cannot relocate %s at %" PRIx64,
+			ZydisMnemonicGetString(x->in.mnemonic), x->addr - R.cur->img.bias);
+	rec_b1(e, 0x0f);
+	rec_b1(e, (uint8_t)(0x80 | rec_cond_code(x)));
+	*tail = 0;
+	if (rec_probes_at(pv, n, x->addr, PATCH_ON_TAKEN)) {
+		*tail = e->len;
+		rec_b4(e, 0);
+	} else {
+		rec_branch_rel32(e, *target);
+	}
+	rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+	rec_probes(e, x, pv, n, PATCH_ON_FALL);
+}
+
 /* One trampoline: for each instruction of the span its before-probes, the
- * instruction, its after-probes; then back to the end of the span. */
+ * instruction, its after-probes; then back to the end of the span; then
+ * the taken ways of jumps with probes there. */
 static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 			      const rec_probe *pv)
 {
 	uint64_t entry = rec_here(e);
 	int done = 0;
+	struct { size_t at; uint64_t pc, target; } tail[8];
+	size_t ntail = 0;
 	for (uint64_t a = st->start; a < st->end;) {
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
 		if (a == st->land || (st->loop && a == st->start))
 			e->land_at[rec_land_index(e, a)] = rec_here(e);
-		rec_probes(e, &x, pv + st->p0, st->np, 0);
-		done = rec_insn_emit(e, &x, st->end);
+		rec_probes(e, &x, pv + st->p0, st->np, PATCH_BEFORE);
+		if (rec_probes_at(pv + st->p0, st->np, a, PATCH_ON_TAKEN) ||
+		    rec_probes_at(pv + st->p0, st->np, a, PATCH_ON_FALL)) {
+			if (rec_cond_code(&x) < 0 || ntail == sizeof tail / sizeof *tail)
+				rec_die("cannot record on the ways of %s at %" PRIx64,
+					ZydisMnemonicGetString(x.in.mnemonic),
+					a - R.cur->img.bias);
+			rec_jcc_ways(e, &x, pv + st->p0, st->np, &tail[ntail].at,
+				     &tail[ntail].target);
+			tail[ntail].pc = a;
+			ntail += tail[ntail].at != 0;
+			done = 0;
+		} else {
+			done = rec_insn_emit(e, &x, st->end);
+		}
 		if (done < 0)
 			rec_die("cannot relocate %s at %" PRIx64,
 				ZydisMnemonicGetString(x.in.mnemonic),
 				a - R.cur->img.bias);
-		rec_probes(e, &x, pv + st->p0, st->np, 1);
+		rec_probes(e, &x, pv + st->p0, st->np, PATCH_AFTER);
 		a += x.in.length;
 	}
 	if (!done)
 		rec_branch_jmp(e, st->end);
+	for (size_t k = 0; k < ntail; k++) {
+		rec_insn x;
+		if (rec_decode(tail[k].pc, st->bend, &x))
+			rec_die("cannot decode %" PRIx64, tail[k].pc - R.cur->img.bias);
+		int32_t d = (int32_t)(e->len - (tail[k].at + 4));
+		memcpy(e->p + tail[k].at, &d, 4);
+		rec_probes(e, &x, pv + st->p0, st->np, PATCH_ON_TAKEN);
+		rec_branch_jmp(e, tail[k].target);
+	}
 	rec_lits_place(e);
 	while (e->len % 16)
 		rec_b1(e, 0xcc);

@@ -100,6 +100,8 @@ typedef struct rgen {
 #define XL_EXITS 4
 typedef struct exit_loop {
 	uint32_t n;             /* exits; 0: not such a loop */
+	bool edge;              /* recorded on the exit jumps' ways (format.h,
+				   PATCH_ON_TAKEN), not where they lead */
 	struct loop_exit {
 		uint32_t insn;          /* the exit's conditional jump */
 		uint32_t block;         /* where it leads: entered from there only */
@@ -329,13 +331,13 @@ static void add_enters(rgen *g, uint64_t bs, uint64_t be)
 	}
 }
 
-static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool after,
+static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, uint8_t after,
 			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
 	uint64_t pc = g->r->insns[i].addr;
 	if (what == PATCH_REG && reg != R_SP) {
 		what = PATCH_DREG;
-		word = dslot(pc, reg, after);
+		word = dslot(pc, reg, after == PATCH_AFTER);
 	} else if (what == PATCH_REG)
 		what = PATCH_DSP;
 	else if (what == PATCH_ADDR) {
@@ -352,7 +354,7 @@ static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, bool aft
 	add_enters(g, bs, be);
 }
 
-static void add_probe(rgen *g, uint32_t i, bool after, patch_what what, uint8_t reg,
+static void add_probe(rgen *g, uint32_t i, uint8_t after, patch_what what, uint8_t reg,
 		      uint32_t k, uint64_t word)
 {
 	uint64_t bs, be;
@@ -534,11 +536,18 @@ static void patch_insn(rgen *g, uint32_t i)
 	for (uint32_t l = 0; g->xl && l < g->r->nloops; l++)
 		for (uint32_t j = 0; j < g->xl[l].n; j++) {
 			const struct loop_exit *x = &g->xl[l].x[j];
-			if (g->r->blocks[x->block].first != i)
+			const block *to = &g->r->blocks[x->block];
+			uint8_t pos = PATCH_BEFORE;
+			if (g->xl[l].edge && x->insn != i)
+				continue;
+			if (g->xl[l].edge)
+				pos = g->r->insns[i].target == to->start ? PATCH_ON_TAKEN
+									 : PATCH_ON_FALL;
+			else if (to->first != i)
 				continue;
 			if (g->xl[l].n > 1)
-				add_probe(g, i, false, PATCH_WORD, 0, 0, XL_WORD(j));
-			add_probe(g, i, false, PATCH_REG, x->reg, 0, 0);
+				add_probe(g, i, pos, PATCH_WORD, 0, 0, XL_WORD(j));
+			add_probe(g, i, pos, PATCH_REG, x->reg, 0, 0);
 		}
 	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
 		const probe *p = &a->probes[k];
@@ -593,10 +602,10 @@ static bool call_needs_returned(const rgen *g, const block *b)
 static void emit_trip_of(rgen *g, uint32_t l, uint32_t j)
 {
 	const struct loop_exit *x = &g->xl[l].x[j];
-	const insn *first = &g->r->insns[g->r->blocks[x->block].first];
+	const insn *at = &g->r->insns[g->xl[l].edge ? x->insn : g->r->blocks[x->block].first];
 	FILE *f = g->g->f;
-	fprintf(f, "N%u = sk_trip(t, 0x%" PRIx64 "ull, %u, ", l, first->addr,
-		dslot(first->addr, x->reg, false));
+	fprintf(f, "N%u = sk_trip(t, 0x%" PRIx64 "ull, %u, ", l, at->addr,
+		dslot(at->addr, x->reg, false));
 	emit_expr(f, x->e0);
 	fprintf(f, ", %" PRId64 "); ", x->c);
 }
@@ -635,7 +644,7 @@ static void exit_words(rgen *g, uint32_t from, uint32_t to)
 	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
 		for (uint32_t j = 0; j < g->xl[l].n; j++) {
 			const struct loop_exit *x = &g->xl[l].x[j];
-			if (x->block != to || block_in_loop(r, from, l))
+			if (g->xl[l].edge || x->block != to || block_in_loop(r, from, l))
 				continue;
 			uint64_t pc = r->insns[r->blocks[to].first].addr;
 			if (g->xl[l].n > 1)
@@ -1816,8 +1825,11 @@ static bool other_ways_in(const rgen *g, uint32_t l, uint32_t tb)
  * entry.  Then that register is
  * recorded once where the loop leaves (with the exit's number when there
  * are several), and the skeleton finds the trip count from it (sk_trip).
- * Loops with more to record keep their outcomes. */
-static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
+ * Loops with more to record keep their outcomes.  With `edge`, recorded
+ * on the exit jump's way instead (the loop's iterations then pass their
+ * exit jumps in the trampolines, recording nothing): for an exit block
+ * entered by other ways, by a return, or from another such loop. */
+static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl, bool edge)
 {
 	const routine *r = g->r;
 	analysis *a = &g->a;
@@ -1829,6 +1841,7 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
 		if (r->loops[m].parent == (int32_t)l)
 			return false;
 	xl->n = L->nexits;
+	xl->edge = edge;
 	bool recorded = false;
 	for (uint32_t j = 0; j < L->nexits; j++) {
 		uint32_t xb = L->exit_from[j], tb = L->exit_to[j];
@@ -1840,10 +1853,12 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl)
 		 * where it leads too: the skeleton reads the loop's words at
 		 * its entry, whichever exit comes (the jump keeps its
 		 * computed condition, emit_cjump) */
-		if (tb == 0 || !t->ninsn || !reachable(r, tb) || !other_ways_in(g, l, tb) ||
+		if (tb == 0 || !t->ninsn || !reachable(r, tb) ||
 		    (g->sliced && g->sliced[tb]) ||	/* records nothing there */
 		    in->flow != FLOW_CJUMP || !branch_packed(in) || !br ||
-		    shared_of(g->g, r->insns[t->first].addr) || g->returned_at[t->first])
+		    (!edge && (!other_ways_in(g, l, tb) ||
+			       shared_of(g->g, r->insns[t->first].addr) ||
+			       g->returned_at[t->first])))
 			return false;
 		recorded |= br->how == BR_RECORDED;
 		xl->x[j].insn = ix;
@@ -1885,6 +1900,13 @@ static bool exits_apart(const rgen *g, uint32_t l, uint32_t m)
 	return true;
 }
 
+/* Loop l recorded on its exit jumps' ways, or not treated. */
+static void exit_on_edges(rgen *g, uint32_t l)
+{
+	if (g->xl[l].n && !g->xl[l].edge && !exit_loop_ok(g, l, &g->xl[l], true))
+		g->xl[l].n = 0;
+}
+
 static void plan_exits(rgen *g)
 {
 	const routine *r = g->r;
@@ -1892,16 +1914,21 @@ static void plan_exits(rgen *g)
 		return;
 	g->xl = xcalloc(r->nloops, sizeof *g->xl);
 	for (uint32_t l = 0; l < r->nloops; l++)
-		if (!exit_loop_ok(g, l, &g->xl[l]))
+		if (!exit_loop_ok(g, l, &g->xl[l], false) &&
+		    !exit_loop_ok(g, l, &g->xl[l], true))
 			g->xl[l].n = 0;
 	/* two such loops leaving to the same block: the recorder writes
 	 * both loops' words there, in loop order, whichever left, and the
 	 * skeleton reads a loop's at its entry (python3 desynchronised so
-	 * once loops with several exits were treated).  Neither is. */
+	 * once loops with several exits were treated).  Both record on
+	 * their exit jumps' ways, which no other way passes. */
 	for (uint32_t l = 0; l < r->nloops; l++)
 		for (uint32_t m = l + 1; m < r->nloops; m++)
-			if (!exits_apart(g, l, m) || !exits_apart(g, m, l))
-				g->xl[l].n = g->xl[m].n = 0;
+			if (g->xl[l].n && g->xl[m].n &&
+			    (!exits_apart(g, l, m) || !exits_apart(g, m, l))) {
+				exit_on_edges(g, l);
+				exit_on_edges(g, m);
+			}
 	for (uint32_t l = 0; l < r->nloops; l++) {
 		if (!g->xl[l].n)
 			continue;

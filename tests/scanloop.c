@@ -12,7 +12,11 @@
  *          at each: its outcomes stay recorded (and exact)
  *   share  two scans whose early exits jump to the same block
  *          (scanloop_share.S): the recorder would write both loops' words
- *          there, whichever left, so neither is treated so
+ *          there, whichever left, so both record on their exit jumps'
+ *          ways (format.h, PATCH_ON_TAKEN) instead
+ *   pad    strncpy's copy up to the NUL or n bytes: one exit leads to the
+ *          return from the memset call after it (a RETURNED word there),
+ *          so it records on its exit jumps' ways
  *   none   loops that stop at once (trip count 0)
  *   init   the text alone (what the other modes add to)
  *   outer  a scan inside a loop over rows (e0 holds the outer counter)
@@ -21,13 +25,14 @@
  *   affine a counted loop that runs into one: no word at all comes
  *          between its iterations, the faulting address tells which
  * Shapes where the words of one exit-value loop would come between
- * another's entry and its exit (skelgen.c, exits_apart): treated, they
- * desynchronised the replay.
+ * another's entry and its exit (skelgen.c, exits_apart): treated with
+ * their words where the exits lead, they desynchronised the replay; now
+ * they record on their exit jumps' ways.
  *   sign   python3's _PyLong_FromByteArray: two scans (from the front,
  *          from the back) for a byte unlike the sign byte, each with two
- *          exits, leaving to one block when none differs: one is treated
+ *          exits, leaving to one block when none differs
  *   hop    a scan that leaves, when it finds c, straight into the header
- *          of a second scan: the first is treated, not the second
+ *          of a second scan
  *   slice  the same into the header of a loop without accesses (sliced,
  *          so nothing is recorded there): not treated
  * (noipa: gcc's constant propagation into them would change the shapes) */
@@ -137,6 +142,16 @@ __attribute__((noipa)) static long hop(const char *s, const char *q, int c)
 	return q - s;
 }
 
+__attribute__((noipa)) static char *pad(char *d, const char *s, unsigned long n)
+{
+	unsigned long i = 0;
+	for (; i < n && s[i] != '\0'; i++)
+		d[i] = s[i];
+	for (; i < n; i++)	/* gcc: memset */
+		d[i] = '\0';
+	return d;
+}
+
 __attribute__((noipa)) static long slice(const char *s, unsigned long n, int c)
 {
 	const char *p = s;
@@ -226,6 +241,11 @@ int main(int argc, char **argv)
 		text[4094] = ' ';
 		for (int i = 0; i < 4000; i += 7)
 			sum += hop(text + i, text + i + 3, 'q') * (i + 1);
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "pad")) {
+		static char d[128];
+		for (int i = 0; i < 4000; i += 7)
+			sum += pad(d, text + i, (unsigned long)(i % 120) + 1)[i % 128] * (i + 1);
 	}
 	if (!strcmp(mode, "all") || !strcmp(mode, "slice"))
 		for (int i = 0; i < 4000; i += 7)
