@@ -690,6 +690,38 @@ static void test_tbit_records_outcomes(void **state)
 	check_words(prog_pie, probes, "taken", "70000", DEC_BIT, 0);
 }
 
+/* Probes on the ways of a jump (format.h, PATCH_ON_TAKEN/PATCH_ON_FALL):
+ * a word on each way gives the outcomes, and the program goes where the
+ * jump sends it (its output as native); 70000 cross buffers.  On the
+ * taken way alone: a word per taken jump, none for the others (the
+ * fall-through runs on in line, the taken way through the site's tail). */
+static void test_probes_on_jump_ways(void **state)
+{
+	const char *both[] = { "tk_site tk_blk tk_end taken word 1",
+			       "tk_site tk_blk tk_end fallthru word 0", NULL };
+	check_words(prog_np, both, "taken", "500", DEC_BIT, 0);
+	check_words(prog_pie, both, "taken", "70000", DEC_BIT, 0);
+	const char *one[] = { "tk_site tk_blk tk_end taken word 5", NULL };
+	run r;
+	uint64_t *v;
+	run_prog(&r, prog_pie, make_patch(prog_pie, one), "taken", "3000", NULL);
+	assert_true(r.have_trace);
+	assert_string_equal(r.s.error, "");
+	size_t n = expected(r.out, "V", &v), taken = 0;
+	assert_int_equal(n, 3000);
+	for (size_t i = 0; i < n; i++)
+		taken += v[i] == 1;
+	assert_true(taken > 1000 && taken < 2000);	/* (s >> 33) % 100 < 50 */
+	const vt_stream *st = vtrace_stream(&r.s, 0);
+	assert_non_null(st);
+	assert_int_equal(st->nvalues, taken);
+	for (size_t i = 0; i < st->nvalues; i++)
+		assert_int_equal(st->values[i], 5);
+	assert_same_as_native(&r, prog_pie, "taken", "3000");
+	free(v);
+	run_free(&r);
+}
+
 /* rbx after the add: 1, 5, 12, ... small at first, then large; 40000
  * iterations cross buffers. */
 static void test_sreg_small_and_large_values(void **state)
@@ -1123,13 +1155,17 @@ static void test_patch_roundtrip_and_errors(void **state)
 		"probe 0x10 10 20 after reg r12\n"
 		"probe 12 10 20 before addr 1\n"
 		"probe 1e 10 20 before taken\n"
-		"probe 1e 10 20 before word DEADbeef\n";
+		"probe 1e 10 20 before word DEADbeef\n"
+		"probe 1e 10 20 fallthru dreg rsi 3\n"
+		"probe 1e 10 20 taken sword 2\n";
 	patch p, q;
 	char err[FMT_ERR_LEN];
 	assert_int_equal(patch_parse(&p, text, strlen(text), err), 0);
-	assert_int_equal(p.nprobes, 4);
+	assert_int_equal(p.nprobes, 6);
 	assert_int_equal(p.probes[0].reg, SKEL_R12);
-	assert_true(p.probes[0].after);
+	assert_int_equal(p.probes[0].after, PATCH_AFTER);
+	assert_int_equal(p.probes[4].after, PATCH_ON_FALL);
+	assert_int_equal(p.probes[5].after, PATCH_ON_TAKEN);
 	assert_int_equal(p.probes[3].word, 0xdeadbeef);
 	char *buf = NULL;
 	size_t len = 0;
@@ -1140,6 +1176,10 @@ static void test_patch_roundtrip_and_errors(void **state)
 	assert_int_equal(patch_hash(&p), patch_hash(&q));
 	q.probes[1].k = 0;	/* another operand: another patch */
 	assert_true(patch_hash(&p) != patch_hash(&q));
+	q.probes[1].k = p.probes[1].k;
+	q.probes[5].after = PATCH_ON_FALL;	/* the other way: another patch */
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	assert_true(strstr(buf, "probe 1e 10 20 fallthru dreg rsi 3\n") != NULL);
 	free(buf);
 	patch_free(&p);
 	patch_free(&q);
@@ -1150,6 +1190,11 @@ static void test_patch_roundtrip_and_errors(void **state)
 		  "line 3: pc 30 is outside its block [10, 20)" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after taken\n",
 		  "line 3: only 'reg', 'sreg', 'dreg' and 'dsp' probes may be 'after'" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 taken tbit\n",
+		  "line 3: only 'reg', 'dreg', 'word' and 'sword' probes may be on a "
+		  "jump's way ('taken', 'fallthru')" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 aside reg rax\n",
+		  "line 3: want 'before', 'after', 'taken' or 'fallthru', not 'aside'" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 before reg eax\n",
 		  "line 3: 'reg' wants a 64-bit register name (rax..r15)" },
 		{ "skel-patch 1\nprobe 10 10 20 before taken\n",
@@ -1525,6 +1570,7 @@ int main(void)
 		cmocka_unit_test(test_addr_is_effective_address),
 		cmocka_unit_test(test_taken_follows_branch_outcomes),
 		cmocka_unit_test(test_tbit_records_outcomes),
+		cmocka_unit_test(test_probes_on_jump_ways),
 		cmocka_unit_test(test_sreg_small_and_large_values),
 		cmocka_unit_test(test_starget_and_dsp),
 		cmocka_unit_test(test_dreg_and_daddr_record_differences),
