@@ -1853,7 +1853,7 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl, bool edge)
 		 * where it leads too: the skeleton reads the loop's words at
 		 * its entry, whichever exit comes (the jump keeps its
 		 * computed condition, emit_cjump) */
-		if (tb == 0 || !t->ninsn || !reachable(r, tb) ||
+		if (tb == 0 || !t->ninsn || !reachable(r, tb) || elided(g, ix) ||
 		    (g->sliced && g->sliced[tb]) ||	/* records nothing there */
 		    in->flow != FLOW_CJUMP || !branch_packed(in) || !br ||
 		    (!edge && (!other_ways_in(g, l, tb) ||
@@ -1875,7 +1875,8 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl, bool edge)
 			if (shared_of(g->g, r->insns[i].addr) || g->returned_at[i])
 				return false;
 			for (uint32_t p = g->probe_first[i]; p < a->nprobes && a->probes[p].insn == i; p++)
-				if (a->probes[p].kind != PR_BRANCH || !exit_jump(g, i))
+				if (a->probes[p].kind != PR_BRANCH ||
+				    !(exit_jump(g, i) || elided(g, i)))
 					return false;
 		}
 	}
@@ -1907,36 +1908,48 @@ static void exit_on_edges(rgen *g, uint32_t l)
 		g->xl[l].n = 0;
 }
 
-static void plan_exits(rgen *g)
+/* Exit-value loops.  Again once the silent branches are known (`late`):
+ * a loop whose other branches are all silent ones records on its exit
+ * jumps' ways, which no silent way passes. */
+static void plan_exits(rgen *g, bool late)
 {
 	const routine *r = g->r;
 	if (g->g->o->all_accesses || g->role || !r->nloops)
 		return;
-	g->xl = xcalloc(r->nloops, sizeof *g->xl);
-	for (uint32_t l = 0; l < r->nloops; l++)
-		if (!exit_loop_ok(g, l, &g->xl[l], false) &&
-		    !exit_loop_ok(g, l, &g->xl[l], true))
-			g->xl[l].n = 0;
-	/* two such loops leaving to the same block: the recorder writes
-	 * both loops' words there, in loop order, whichever left, and the
-	 * skeleton reads a loop's at its entry (python3 desynchronised so
-	 * once loops with several exits were treated).  Both record on
-	 * their exit jumps' ways, which no other way passes. */
-	for (uint32_t l = 0; l < r->nloops; l++)
-		for (uint32_t m = l + 1; m < r->nloops; m++)
-			if (g->xl[l].n && g->xl[m].n &&
-			    (!exits_apart(g, l, m) || !exits_apart(g, m, l))) {
-				exit_on_edges(g, l);
-				exit_on_edges(g, m);
-			}
+	uint8_t *done = xcalloc(r->nloops, 1);
+	if (late) {
+		for (uint32_t l = 0; l < r->nloops; l++)
+			if (!(done[l] = g->xl[l].n != 0) && !exit_loop_ok(g, l, &g->xl[l], true))
+				g->xl[l].n = 0;
+	} else {
+		g->xl = xcalloc(r->nloops, sizeof *g->xl);
+		for (uint32_t l = 0; l < r->nloops; l++)
+			if (!exit_loop_ok(g, l, &g->xl[l], false) &&
+			    !exit_loop_ok(g, l, &g->xl[l], true))
+				g->xl[l].n = 0;
+		/* two such loops leaving to the same block: the recorder
+		 * writes both loops' words there, in loop order, whichever
+		 * left, and the skeleton reads a loop's at its entry
+		 * (python3 desynchronised so once loops with several exits
+		 * were treated).  Both record on their exit jumps' ways,
+		 * which no other way passes. */
+		for (uint32_t l = 0; l < r->nloops; l++)
+			for (uint32_t m = l + 1; m < r->nloops; m++)
+				if (g->xl[l].n && g->xl[m].n &&
+				    (!exits_apart(g, l, m) || !exits_apart(g, m, l))) {
+					exit_on_edges(g, l);
+					exit_on_edges(g, m);
+				}
+	}
 	for (uint32_t l = 0; l < r->nloops; l++) {
-		if (!g->xl[l].n)
+		if (!g->xl[l].n || done[l])
 			continue;
 		g->counter_used[l] = 1;
 		for (uint32_t j = 0; j < g->xl[l].n; j++)
 			mark_counters(g, g->xl[l].x[j].e0);
 		g->g->st->exit_loops++;
 	}
+	free(done);
 }
 
 /* ------------------------------------------------- silent branches */
@@ -1950,23 +1963,37 @@ static void plan_exits(rgen *g)
  * fetches are then left out as a sliced loop's are (--no-slice keeps
  * the branches). */
 
-/* Whether entering block `to` does nothing but go there (emit_edge
- * writes only its goto, whatever the edge's source), and cannot close
- * a loop. */
-static bool edge_quiet(const rgen *g, uint32_t to)
+/* Whether entering block `to` does nothing but go there and step the
+ * counters of the loops it heads (emit_edge). */
+static bool edge_plain(const rgen *g, uint32_t to)
 {
 	const routine *r = g->r;
 	if (to == 0 || (g->slice_to && (g->slice_to[to] >= 0 || g->sliced[to])))
 		return false;
-	for (uint32_t l = 0; l < r->nloops; l++) {
-		/* no loop header at all: no cycle of elided jumps replays
-		 * without reading a word */
-		if (r->loops[l].header == to)
-			return false;
+	for (uint32_t l = 0; l < r->nloops; l++)
 		for (uint32_t j = 0; g->xl && j < g->xl[l].n; j++)
-			if (g->xl[l].x[j].block == to)
+			if (g->xl[l].x[j].block == to && !g->xl[l].edge)
 				return false;
-	}
+	return true;
+}
+
+static bool is_header(const routine *r, uint32_t b)
+{
+	for (uint32_t l = 0; l < r->nloops; l++)
+		if (r->loops[l].header == b)
+			return true;
+	return false;
+}
+
+/* Whether an edge from block x into loop header h steps h's loops as one
+ * from block y does (emit_edge: a back edge counts an iteration, an entry
+ * starts the count). */
+static bool same_entry(const rgen *g, uint32_t x, uint32_t y, uint32_t h)
+{
+	const routine *r = g->r;
+	for (uint32_t l = 0; l < r->nloops; l++)
+		if (r->loops[l].header == h && block_in_loop(r, x, l) != block_in_loop(r, y, l))
+			return false;
 	return true;
 }
 
@@ -2004,16 +2031,23 @@ static int32_t silent_next(const rgen *g, uint32_t bi)
 	return n >= 0 && (uint32_t)n == b->succ[0] && r->blocks[n].start == to ? n : -1;
 }
 
-/* The first block that does something, on the way from an edge into
- * `to`, when every edge on the way is quiet; else -1. */
-static int32_t silent_end(const rgen *g, uint32_t to)
+/* The first block that does something, on the way from an edge of
+ * block bi into `to`, when every edge on the way is quiet; else -1.  A
+ * loop header ends the way (no cycle of elided jumps replays without
+ * reading a word), when bi's edge into it would step its loops as the
+ * way's last edge does: `c = lower(c)` merging at the loop's latch. */
+static int32_t silent_end(const rgen *g, uint32_t bi, uint32_t to)
 {
+	uint32_t from = bi;
 	for (int steps = 0; steps < 64; steps++) {
-		if (!edge_quiet(g, to))
+		if (!edge_plain(g, to))
 			return -1;
+		if (is_header(g->r, to))
+			return same_entry(g, bi, from, to) ? (int32_t)to : -1;
 		int32_t n = silent_next(g, to);
 		if (n < 0)
 			return (int32_t)to;
+		from = to;
 		to = (uint32_t)n;
 	}
 	return -1;	/* a silent cycle (a loop without exit we can see) */
@@ -2048,8 +2082,8 @@ static void plan_elisions(rgen *g)
 			if (t < 0 || n < 0 || r->blocks[t].start != in->target ||
 			    r->blocks[n].start != b->end)
 				continue;
-			int32_t x = silent_end(g, (uint32_t)t);
-			if (x < 0 || x != silent_end(g, (uint32_t)n) || (uint32_t)x == bi)
+			int32_t x = silent_end(g, bi, (uint32_t)t);
+			if (x < 0 || x != silent_end(g, bi, (uint32_t)n) || (uint32_t)x == bi)
 				continue;
 			g->elide_to[bi] = x;
 			g->nelided++;
@@ -2543,8 +2577,9 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		analyze_routine(&rg, o->all_accesses ? IV_ALL_DIRECT : 0);
 		plan_calls(&rg);
 		plan_slices(&rg);
-		plan_exits(&rg);
+		plan_exits(&rg, false);
 		plan_elisions(&rg);
+		plan_exits(&rg, true);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

@@ -17,6 +17,11 @@
  *   pad    strncpy's copy up to the NUL or n bytes: one exit leads to the
  *          return from the memset call after it (a RETURNED word there),
  *          so it records on its exit jumps' ways
+ *   fold   strcasecmp's loop: the case folding's jump (no access on
+ *          either way) meets the other way at the loop's header, so it
+ *          is not replayed, and the loop is an exit-value loop too
+ *   tally  the same with the two ways meeting at the loop's header
+ *          (scanloop_share.S)
  *   none   loops that stop at once (trip count 0)
  *   init   the text alone (what the other modes add to)
  *   outer  a scan inside a loop over rows (e0 holds the outer counter)
@@ -43,6 +48,7 @@
 
 /* tests/scanloop_share.S */
 long share2(const char *a, const char *b);
+long tally(const char *s);
 
 __attribute__((noinline)) static long scan(const char *s)
 {
@@ -152,6 +158,22 @@ __attribute__((noipa)) static char *pad(char *d, const char *s, unsigned long n)
 	return d;
 }
 
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+__attribute__((noipa)) static int fold(const char *a, const char *b)
+{
+	const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+	int x, y;
+	do {
+		x = lower(*p++);
+		y = lower(*q++);
+	} while (x && x == y);
+	return x - y;
+}
+
 __attribute__((noipa)) static long slice(const char *s, unsigned long n, int c)
 {
 	const char *p = s;
@@ -247,6 +269,17 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4000; i += 7)
 			sum += pad(d, text + i, (unsigned long)(i % 120) + 1)[i % 128] * (i + 1);
 	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "fold")) {
+		static char up[4096];
+		for (int i = 0; i < 4095; i++)
+			up[i] = (char)(text[i] >= 'a' && text[i] <= 'z' && i % 3 ? text[i] - 32 : text[i]);
+		up[2000] = '#';	/* one difference */
+		for (int i = 0; i < 4000; i += 7)
+			sum += fold(text + i, up + i) * (i + 1);
+	}
+	if (!strcmp(mode, "all") || !strcmp(mode, "tally"))
+		for (int i = 0; i < 4000; i += 7)
+			sum += tally(text + i) * (i + 1);
 	if (!strcmp(mode, "all") || !strcmp(mode, "slice"))
 		for (int i = 0; i < 4000; i += 7)
 			sum += slice(text + i, (unsigned long)i + 5, 'q') * (i + 1);

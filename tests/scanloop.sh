@@ -21,10 +21,10 @@ ${CC:-gcc} -O2 -o "$tmp/scanloop" tests/scanloop.c tests/scanloop_share.S || { e
 ./skel gen "$tmp/scanloop" -o "$tmp/s.c" 2>"$tmp/gen.err" || { bad "gen: $(cat "$tmp/gen.err")"; exit 1; }
 n=$(sed -n 's/^skel: gen: \([0-9]*\) loops record their exit once.*/\1/p' "$tmp/gen.err")
 # scan, ints, back, chr (two exits), outer's inner loop, share's two,
-# sign's two, hop's two and pad's (none reuses scan and ints; find's loop
-# is not one, nor slice's)
-[ "${n:-0}" -ge 12 ] || bad "expected 12 exit-value loops or more, skel gen says '${n:-none}'"
-for m in all scan ints back chr share find none outer sign hop pad slice crash; do
+# sign's two, hop's two, pad's, fold's and tally's (none reuses scan and
+# ints; find's loop is not one, nor slice's)
+[ "${n:-0}" -ge 14 ] || bad "expected 14 exit-value loops or more, skel gen says '${n:-none}'"
+for m in all scan ints back chr share find none outer sign hop pad fold tally slice crash; do
 	if ./skel check "$tmp/s.c" -- "$tmp/scanloop" $m >/dev/null 2>"$tmp/err"; then
 		echo "scanloop $m: $(grep '^check:' "$tmp/err")"
 	else
@@ -50,11 +50,12 @@ fi
 # block that a call returns to): with an outcome per iteration each mode
 # added more words than accesses (skel of 2026-11-26: share 5674 words
 # for 3101 accesses, sign 14447 for 14006, hop 32583 for 24480), pad a
-# word per iteration, which makes 2 accesses; now under a word per 2
-# accesses, pad under one per 4
+# word per iteration, which makes 2 accesses, fold two per iteration (2
+# accesses), tally two per iteration (1 access); now under a word per 2
+# accesses, pad under one per 4, fold and tally one per 8
 set -- $(counts init)
 init_w=$1 init_a=$2
-for m in share:2 sign:2 hop:2 pad:4; do
+for m in share:2 sign:2 hop:2 pad:4 fold:8 tally:8; do
 	per=${m#*:} m=${m%:*}
 	set -- $(counts $m)
 	if [ $# -ne 2 ] || [ $((($1 - init_w) * per)) -ge $(($2 - init_a)) ]; then
