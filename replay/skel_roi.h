@@ -4,8 +4,8 @@
  * pairs count once; the name is not recorded: every marked region is one
  * region of interest).
  *
- * The definitions are weak and do nothing: the program runs the same
- * without skel.  skel recognises the calls from the routines' names, so
+ * `make install` puts this header in PREFIX/include.  The definitions
+ * are weak and do nothing: the program runs the same without skel.  skel recognises the calls from the routines' names, so
  * the binary must keep its symbol table (not stripped). */
 #ifndef SKEL_ROI_H
 #define SKEL_ROI_H

@@ -186,5 +186,41 @@ grep -q "skelrd: killed by signal 2" "$tmp/tty" || bad "^C on the terminal did n
 grep -q "^total: [1-9]" "$tmp/rd.cnt" || bad "^C on the terminal: no trace of what the program did"
 unset XDG_CACHE_HOME
 
+# make install: the installed driver, run by its link in PREFIX/bin from
+# elsewhere with no SKEL_HOME, finds its recorder and runtime next to
+# itself; a program built against the installed skel_roi.h runs natively
+# and its marked region alone is counted (1000 reads of a[])
+make -s install DESTDIR="$tmp/inst" PREFIX=/usr >"$tmp/err" 2>&1 || bad "make install: $(tail -3 "$tmp/err")"
+mkdir -p "$tmp/user"
+cat >"$tmp/user/roi.c" <<'EOF'
+#include <skel_roi.h>
+#include <stdio.h>
+static int a[1000];
+int main(void)
+{
+	long s = 0;
+	for (int i = 0; i < 1000; i++)
+		a[i] = i;
+	skel_roi_begin("sum");
+	for (int i = 0; i < 1000; i++)
+		s += a[i];
+	skel_roi_end();
+	printf("%ld\n", s);
+	return 0;
+}
+EOF
+if ${CC:-gcc} -O1 -I"$tmp/inst/usr/include" -o "$tmp/user/roi" "$tmp/user/roi.c" 2>"$tmp/err"; then
+	[ "$("$tmp/user/roi")" = 499500 ] || bad "installed skel_roi.h: the program does not run as written"
+	( cd "$tmp/user" && env -u SKEL_HOME XDG_CACHE_HOME="$tmp/user/cache" "$tmp/inst/usr/bin/skel" \
+		gen --main-only ./roi -o roi_skel.c 2>err &&
+	  env -u SKEL_HOME XDG_CACHE_HOME="$tmp/user/cache" "$tmp/inst/usr/bin/skel" \
+		run roi_skel.c --format count --roi-markers -- ./roi >out 2>>err ) ||
+		bad "installed skel: $(tail -3 "$tmp/user/err")"
+	grep -q "^thread 0: 1000 reads" "$tmp/user/out" ||
+		bad "installed skel --roi-markers: $(cat "$tmp/user/out") $(tail -3 "$tmp/user/err")"
+else
+	bad "a program including the installed skel_roi.h does not build: $(head -3 "$tmp/err")"
+fi
+
 [ $fails -eq 0 ] && echo "cli: all checks passed" || echo "cli: $fails failures"
 [ $fails -eq 0 ]
