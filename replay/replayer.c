@@ -347,6 +347,11 @@ typedef struct hset {
 	size_t cap, n;
 } hset;
 
+static void hset_free(hset *h)
+{
+	free(h->a);
+}
+
 static void hset_add(hset *h, uint64_t k)
 {
 	if (2 * (h->n + 1) > h->cap) {
@@ -376,6 +381,84 @@ static void hset_add(hset *h, uint64_t k)
 	}
 	h->a[j] = v;
 	h->n++;
+}
+
+/* The cache lines (64 B) and pages (4 KiB) a set of accesses touched:
+ * per page touched, a word with a bit per line.  A loop's accesses fall
+ * on a few hundred pages, whose table stays in the first-level cache,
+ * where a table of lines would take megabytes (--stats at 9-15 M
+ * accesses/s on matmul). */
+typedef struct lpset {
+	struct lp_page {
+		uint64_t page1;		/* page number + 1; 0: free */
+		uint64_t lines;
+	} *a, *last;
+	size_t cap, npages, nlines;
+} lpset;
+
+static struct lp_page *lp_page(lpset *h, uint64_t page)
+{
+	if (h->last && h->last->page1 == page + 1)
+		return h->last;
+	if (2 * (h->npages + 1) > h->cap) {
+		size_t ncap = h->cap ? 2 * h->cap : 256;
+		struct lp_page *na = calloc(ncap, sizeof *na);
+		if (!na) {
+			fprintf(stderr, "skel: replay: out of memory (stats)\n");
+			exit(2);
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->a[i].page1) {
+				size_t j = (size_t)((h->a[i].page1 * 0x9e3779b97f4a7c15ull) >> 20) & (ncap - 1);
+				while (na[j].page1)
+					j = (j + 1) & (ncap - 1);
+				na[j] = h->a[i];
+			}
+		free(h->a);
+		h->a = na;
+		h->cap = ncap;
+	}
+	uint64_t v = page + 1;
+	size_t j = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & (h->cap - 1);
+	while (h->a[j].page1 && h->a[j].page1 != v)
+		j = (j + 1) & (h->cap - 1);
+	if (!h->a[j].page1) {
+		h->a[j].page1 = v;
+		h->npages++;
+	}
+	return h->last = &h->a[j];
+}
+
+/* The lines of page `page` in mask, into h. */
+static void lp_or(lpset *h, uint64_t page, uint64_t mask)
+{
+	struct lp_page *x = lp_page(h, page);
+	uint64_t fresh = mask & ~x->lines;
+	if (fresh) {
+		x->lines |= fresh;
+		h->nlines += (size_t)__builtin_popcountll(fresh);
+	}
+}
+
+static void lp_add(lpset *h, unsigned size, uint64_t addr)
+{
+	uint64_t last = addr + (size ? size - 1 : 0);
+	if (last < addr)
+		last = addr;
+	for (uint64_t l = addr >> 6; l <= last >> 6; l++)
+		lp_or(h, l >> 6, 1ull << (l & 63));
+}
+
+static void lp_merge(lpset *into, const lpset *from)
+{
+	for (size_t i = 0; i < from->cap; i++)
+		if (from->a[i].page1)
+			lp_or(into, from->a[i].page1 - 1, from->a[i].lines);
+}
+
+static void lp_free(lpset *h)
+{
+	free(h->a);
 }
 
 /* One run of words: a VALUES payload's, unpacked by the reader (online),
@@ -471,11 +554,13 @@ typedef struct stream {
 	bool pend;              /* lackey: a read waiting for its write */
 	uint64_t ppc, paddr;
 	unsigned psize;
-	hset lines, pages;
+	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
 	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
-	uint64_t last_pc;       /* scope_of's one-entry cache */
-	int32_t last_scope;
+	struct scope_hit {      /* scope_of's cache, by the pc's low bits */
+		uint64_t pc;
+		int32_t scope;
+	} *scope_hits;
 	pthread_t th;
 	bool has_th;
 } stream;
@@ -740,17 +825,6 @@ static bool approximate(void)
 	return &sk_omega && sk_omega < 1;
 }
 
-static void lines_pages_add(hset *lines, hset *pages, unsigned size, uint64_t addr)
-{
-	uint64_t last = addr + (size ? size - 1 : 0);
-	if (last < addr)
-		last = addr;
-	for (uint64_t l = addr >> 6; l <= last >> 6; l++)
-		hset_add(lines, l);
-	for (uint64_t g = addr >> 12; g <= last >> 12; g++)
-		hset_add(pages, g);
-}
-
 static void hset_merge(hset *into, const hset *from)
 {
 	for (size_t i = 0; i < from->cap; i++)
@@ -759,10 +833,11 @@ static void hset_merge(hset *into, const hset *from)
 }
 
 /* --stats per routine and loop: an access counts for its innermost scope
- * and every scope around it. */
+ * and every scope around it: it is counted in the innermost one, which
+ * report_scopes adds to the scopes around it. */
 typedef struct scope_stat {
 	uint64_t count[2], bytes[2];
-	hset lines, pages;
+	lpset lp;               /* lines and pages */
 } scope_stat;
 
 static bool have_scopes(void)
@@ -770,10 +845,13 @@ static bool have_scopes(void)
 	return sk_scopes && &sk_nscopes && sk_pc_scopes && &sk_npc_scopes && sk_nscopes;
 }
 
+#define SCOPE_HITS 64
+
 static int32_t scope_of(stream *s, uint64_t pc)
 {
-	if (pc == s->last_pc)
-		return s->last_scope;
+	struct scope_hit *h = &s->scope_hits[pc & (SCOPE_HITS - 1)];
+	if (pc == h->pc)
+		return h->scope;
 	size_t lo = 0, hi = sk_npc_scopes;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -782,10 +860,10 @@ static int32_t scope_of(stream *s, uint64_t pc)
 		else
 			hi = mid;
 	}
-	s->last_pc = pc;
-	s->last_scope = lo < sk_npc_scopes && sk_pc_scopes[lo].pc == pc
+	h->pc = pc;
+	h->scope = lo < sk_npc_scopes && sk_pc_scopes[lo].pc == pc
 		? (int32_t)sk_pc_scopes[lo].scope : -1;
-	return s->last_scope;
+	return h->scope;
 }
 
 static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
@@ -796,20 +874,26 @@ static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 			fprintf(stderr, "skel: replay: out of memory (stats)\n");
 			exit(2);
 		}
-		s->last_pc = UINT64_MAX;
+		s->scope_hits = malloc(SCOPE_HITS * sizeof *s->scope_hits);
+		if (!s->scope_hits) {
+			fprintf(stderr, "skel: replay: out of memory (stats)\n");
+			exit(2);
+		}
+		for (size_t i = 0; i < SCOPE_HITS; i++)
+			s->scope_hits[i].pc = UINT64_MAX;
 	}
-	for (int32_t k = scope_of(s, pc); k >= 0 && (unsigned)k < sk_nscopes;
-	     k = sk_scopes[k].parent) {
+	int32_t k = scope_of(s, pc);
+	if (k >= 0 && (unsigned)k < sk_nscopes) {
 		scope_stat *x = &s->sc[k];
 		x->count[kind]++;
 		x->bytes[kind] += size;
-		lines_pages_add(&x->lines, &x->pages, size, addr);
+		lp_add(&x->lp, size, addr);
 	}
 }
 
 static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
-	lines_pages_add(&s->lines, &s->pages, size, addr);
+	lp_add(&s->lp, size, addr);
 	if (approximate())	/* the granularity its accuracy is about */
 		for (uint64_t c = addr / sk_chunk; c <= (addr + (size ? size - 1 : 0)) / sk_chunk; c++)
 			hset_add(&s->chunks, c);
@@ -2040,9 +2124,8 @@ static void stream_free(stream *s)
 	free(s->tev);
 	free(s->t.batch);
 	sim_thread_free(&s->sth);
-	free(s->lines.a);
-	free(s->pages.a);
-	free(s->chunks.a);
+	lp_free(&s->lp);
+	hset_free(&s->chunks);
 	free(s->unpacked);
 	vt_unz_free(s->zin);
 	free(s->buf);
@@ -2074,7 +2157,7 @@ static int header_matches(const vt_header *h, const char *what)
 
 typedef struct totals {
 	uint64_t count[2], bytes[2];
-	hset lines, pages;
+	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
 	scope_stat *sc;         /* all threads, per scope */
 } totals;
@@ -2110,9 +2193,8 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 		fprintf(stderr, "skel: stats: thread %u: %" PRIu64 " accesses, %" PRIu64
 			" reads (%" PRIu64 " bytes), %" PRIu64 " writes (%" PRIu64 " bytes), %zu "
 			"cache lines (64 B), %zu pages (4 KiB)\n", s->thread, t->count[0] + t->count[1],
-			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->lines.n, s->pages.n);
-		hset_merge(&tot->lines, &s->lines);
-		hset_merge(&tot->pages, &s->pages);
+			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->lp.nlines, s->lp.npages);
+		lp_merge(&tot->lp, &s->lp);
 		if (s->sc && !tot->sc && !(tot->sc = calloc(sk_nscopes, sizeof *tot->sc))) {
 			fprintf(stderr, "skel: replay: out of memory (stats)\n");
 			exit(2);
@@ -2123,20 +2205,36 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 				y->count[j] += x->count[j];
 				y->bytes[j] += x->bytes[j];
 			}
-			hset_merge(&y->lines, &x->lines);
-			hset_merge(&y->pages, &x->pages);
-			free(x->lines.a);
-			free(x->pages.a);
+			lp_merge(&y->lp, &x->lp);
+			lp_free(&x->lp);
 		}
 		free(s->sc);
 		s->sc = NULL;
+		free(s->scope_hits);
+		s->scope_hits = NULL;
 	}
 }
 
 /* Per routine, then its loops indented by depth; scopes without accesses
- * are left out. */
+ * are left out.  Each scope's counts, lines and pages are first its own
+ * and its inner scopes' (innermost first). */
 static void report_scopes(totals *tot)
 {
+	uint32_t deepest = 0;
+	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++)
+		if (sk_scopes[k].depth > deepest)
+			deepest = sk_scopes[k].depth;
+	for (uint32_t d = deepest; tot->sc && d > 0; d--)
+		for (unsigned k = 0; k < sk_nscopes; k++) {
+			int32_t p = sk_scopes[k].parent;
+			if (sk_scopes[k].depth != d || p < 0 || (unsigned)p >= sk_nscopes)
+				continue;
+			for (int j = 0; j < 2; j++) {
+				tot->sc[p].count[j] += tot->sc[k].count[j];
+				tot->sc[p].bytes[j] += tot->sc[k].bytes[j];
+			}
+			lp_merge(&tot->sc[p].lp, &tot->sc[k].lp);
+		}
 	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++) {
 		scope_stat *x = &tot->sc[k];
 		const sk_scope *sc = &sk_scopes[k];
@@ -2151,10 +2249,9 @@ static void report_scopes(totals *tot)
 			fprintf(stderr, "skel: stats: %s: %" PRIu64 " accesses, %" PRIu64
 				" bytes read, %" PRIu64 " bytes written, %zu cache lines, %zu pages\n",
 				what, x->count[0] + x->count[1], x->bytes[0], x->bytes[1],
-				x->lines.n, x->pages.n);
+				x->lp.nlines, x->lp.npages);
 		}
-		free(x->lines.a);
-		free(x->pages.a);
+		lp_free(&x->lp);
 	}
 	free(tot->sc);
 	tot->sc = NULL;
@@ -2169,8 +2266,8 @@ static void report_total(FILE *f, totals *tot)
 	if (stats)
 		fprintf(stderr, "skel: stats: total: %" PRIu64 " accesses, %" PRIu64 " bytes read, %"
 			PRIu64 " bytes written, %zu cache lines, %zu pages\n",
-			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lines.n,
-			tot->pages.n);
+			tot->count[0] + tot->count[1], tot->bytes[0], tot->bytes[1], tot->lp.nlines,
+			tot->lp.npages);
 	if (stats && approximate())
 		fprintf(stderr, "skel: stats: total: %zu chunks of %llu bytes\n", tot->chunks.n,
 			sk_chunk);
@@ -2181,9 +2278,8 @@ static void report_total(FILE *f, totals *tot)
 			fprintf(stderr, "skel: stats: replayer peak memory %ld MiB\n",
 				ru.ru_maxrss >> 10);
 	}
-	free(tot->lines.a);
-	free(tot->pages.a);
-	free(tot->chunks.a);
+	lp_free(&tot->lp);
+	hset_free(&tot->chunks);
 }
 
 static void begin_output(FILE *f)

@@ -200,6 +200,36 @@ echo "bounded memory: a $size MiB value file replayed in $peak MiB"
 	bad "replay of a $size MiB value file: peak memory ${peak:-?} MiB (want under half)"
 rm -f "$tmp/ma.vals"
 
+# --stats: accesses, bytes, distinct cache lines and pages, per thread
+# and per routine and loop (counted in an access's innermost scope, added
+# outwards at the end): the thread's and matmul's (its three loops and
+# itself, with --roi matmul) as counted by awk from the text trace
+app=build/samples/matmul-O2-pie
+$skel gen "$app" -o "$tmp/st.c" 2>/dev/null &&
+	$skel record "$tmp/st.c" -o "$tmp/st.v" -- "$app" 30 >/dev/null ||
+	bad "matmul: gen or record for --stats failed"
+$skel replay "$tmp/st.c" "$tmp/st.v" --format count --stats 2>"$tmp/st.err" >/dev/null
+$skel replay "$tmp/st.c" "$tmp/st.v" -o "$tmp/st.txt"
+$skel replay "$tmp/st.c" "$tmp/st.v" --roi matmul -o "$tmp/st-roi.txt"
+# (keys by %.0f: mawk makes an array key of a number above 2^31 by %.6g)
+distinct() { # text trace -> "N accesses, R bytes read, W bytes written, L cache lines, P pages"
+	awk 'function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	!/^#/ { a = hex($4); e = a + $3 - 1; n++; by[$2] += $3
+		for (l = int(a / 64); l <= int(e / 64); l++) L[sprintf("%.0f", l)] = 1
+		for (p = int(a / 4096); p <= int(e / 4096); p++) P[sprintf("%.0f", p)] = 1 }
+	END { for (l in L) nl++; for (p in P) np++
+		printf "%d accesses, %d bytes read, %d bytes written, %d cache lines, %d pages\n",
+			n, by["R"], by["W"], nl, np }' "$1"
+}
+want=$(distinct "$tmp/st.txt")
+got=$(sed -n 's/^skel: stats: thread 0: \([0-9]*\) accesses, [0-9]* reads (\([0-9]*\) bytes), [0-9]* writes (\([0-9]*\) bytes), \([0-9]*\) cache lines (64 B), \([0-9]*\) pages.*/\1 accesses, \2 bytes read, \3 bytes written, \4 cache lines, \5 pages/p' "$tmp/st.err")
+[ "$got" = "$want" ] || bad "--stats thread 0: '$got', the trace says '$want'"
+want=$(distinct "$tmp/st-roi.txt")
+got=$(sed -n 's/^skel: stats: routine matmul: //p' "$tmp/st.err")
+[ "$got" = "$want" ] || bad "--stats routine matmul: '$got', the trace of --roi matmul says '$want'"
+echo "stats: matmul 30: $got"
+
 # Slicing (issue 12): collatz's two Collatz `while` loops touch no memory,
 # so they are not replayed and their branches not recorded: far fewer
 # values than accesses (one value per hist[] bin, none per step); with
