@@ -456,9 +456,6 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 	if (after == PATCH_AFTER && rec_is_transfer(x))
 		rec_die("patch line %u: 'after' probe on a control transfer",
 			pv[first].p.line);
-	if (after >= PATCH_ON_TAKEN && rec_cond_code(x) < 0)
-		rec_die("patch line %u: a probe on a way of %s, not a conditional jump",
-			pv[first].p.line, ZydisMnemonicGetString(x->in.mnemonic));
 	uint64_t from = rec_here(e);
 	rec_b(e, rec_prologue, sizeof rec_prologue);
 	for (int last = 0; last < 2; last++)

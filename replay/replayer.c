@@ -347,6 +347,13 @@ typedef struct hset {
 	size_t cap, n;
 } hset;
 
+/* The first slot to look at for key+1 v in a table of cap (a power of
+ * two) slots, open addressing. */
+static size_t hslot(uint64_t v, size_t cap)
+{
+	return (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
 static void hset_free(hset *h)
 {
 	free(h->a);
@@ -363,7 +370,7 @@ static void hset_add(hset *h, uint64_t k)
 		}
 		for (size_t i = 0; i < h->cap; i++)
 			if (h->a[i]) {
-				size_t j = (size_t)((h->a[i] * 0x9e3779b97f4a7c15ull) >> 20) & (ncap - 1);
+				size_t j = hslot(h->a[i], ncap);
 				while (na[j])
 					j = (j + 1) & (ncap - 1);
 				na[j] = h->a[i];
@@ -373,7 +380,7 @@ static void hset_add(hset *h, uint64_t k)
 		h->cap = ncap;
 	}
 	uint64_t v = k + 1;
-	size_t j = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & (h->cap - 1);
+	size_t j = hslot(v, h->cap);
 	while (h->a[j]) {
 		if (h->a[j] == v)
 			return;
@@ -409,7 +416,7 @@ static struct lp_page *lp_page(lpset *h, uint64_t page)
 		}
 		for (size_t i = 0; i < h->cap; i++)
 			if (h->a[i].page1) {
-				size_t j = (size_t)((h->a[i].page1 * 0x9e3779b97f4a7c15ull) >> 20) & (ncap - 1);
+				size_t j = hslot(h->a[i].page1, ncap);
 				while (na[j].page1)
 					j = (j + 1) & (ncap - 1);
 				na[j] = h->a[i];
@@ -419,7 +426,7 @@ static struct lp_page *lp_page(lpset *h, uint64_t page)
 		h->cap = ncap;
 	}
 	uint64_t v = page + 1;
-	size_t j = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 20) & (h->cap - 1);
+	size_t j = hslot(v, h->cap);
 	while (h->a[j].page1 && h->a[j].page1 != v)
 		j = (j + 1) & (h->cap - 1);
 	if (!h->a[j].page1) {

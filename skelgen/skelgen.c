@@ -1908,48 +1908,56 @@ static void exit_on_edges(rgen *g, uint32_t l)
 		g->xl[l].n = 0;
 }
 
-/* Exit-value loops.  Again once the silent branches are known (`late`):
- * a loop whose other branches are all silent ones records on its exit
- * jumps' ways, which no silent way passes. */
-static void plan_exits(rgen *g, bool late)
+/* Loop l, planned as an exit-value loop: its counter and those of its
+ * exits' start values are kept. */
+static void use_exit_loop(rgen *g, uint32_t l)
+{
+	g->counter_used[l] = 1;
+	for (uint32_t j = 0; j < g->xl[l].n; j++)
+		mark_counters(g, g->xl[l].x[j].e0);
+	g->g->st->exit_loops++;
+}
+
+static void plan_exits(rgen *g)
 {
 	const routine *r = g->r;
 	if (g->g->o->all_accesses || g->role || !r->nloops)
 		return;
-	uint8_t *done = xcalloc(r->nloops, 1);
-	if (late) {
-		for (uint32_t l = 0; l < r->nloops; l++)
-			if (!(done[l] = g->xl[l].n != 0) && !exit_loop_ok(g, l, &g->xl[l], true))
-				g->xl[l].n = 0;
-	} else {
-		g->xl = xcalloc(r->nloops, sizeof *g->xl);
-		for (uint32_t l = 0; l < r->nloops; l++)
-			if (!exit_loop_ok(g, l, &g->xl[l], false) &&
-			    !exit_loop_ok(g, l, &g->xl[l], true))
-				g->xl[l].n = 0;
-		/* two such loops leaving to the same block: the recorder
-		 * writes both loops' words there, in loop order, whichever
-		 * left, and the skeleton reads a loop's at its entry
-		 * (python3 desynchronised so once loops with several exits
-		 * were treated).  Both record on their exit jumps' ways,
-		 * which no other way passes. */
-		for (uint32_t l = 0; l < r->nloops; l++)
-			for (uint32_t m = l + 1; m < r->nloops; m++)
-				if (g->xl[l].n && g->xl[m].n &&
-				    (!exits_apart(g, l, m) || !exits_apart(g, m, l))) {
-					exit_on_edges(g, l);
-					exit_on_edges(g, m);
-				}
-	}
-	for (uint32_t l = 0; l < r->nloops; l++) {
-		if (!g->xl[l].n || done[l])
+	g->xl = xcalloc(r->nloops, sizeof *g->xl);
+	for (uint32_t l = 0; l < r->nloops; l++)
+		if (!exit_loop_ok(g, l, &g->xl[l], false) &&
+		    !exit_loop_ok(g, l, &g->xl[l], true))
+			g->xl[l].n = 0;
+	/* two such loops leaving to the same block: the recorder writes
+	 * both loops' words there, in loop order, whichever left, and the
+	 * skeleton reads a loop's at its entry (python3 desynchronised so
+	 * once loops with several exits were treated).  Both record on
+	 * their exit jumps' ways, which no other way passes. */
+	for (uint32_t l = 0; l < r->nloops; l++)
+		for (uint32_t m = l + 1; m < r->nloops; m++)
+			if (g->xl[l].n && g->xl[m].n &&
+			    (!exits_apart(g, l, m) || !exits_apart(g, m, l))) {
+				exit_on_edges(g, l);
+				exit_on_edges(g, m);
+			}
+	for (uint32_t l = 0; l < r->nloops; l++)
+		if (g->xl[l].n)
+			use_exit_loop(g, l);
+}
+
+/* Once the silent branches are known (plan_elisions): a loop whose other
+ * branches are all silent ones records on its exit jumps' ways, which no
+ * silent way passes. */
+static void plan_late_exits(rgen *g)
+{
+	for (uint32_t l = 0; g->xl && l < g->r->nloops; l++) {
+		if (g->xl[l].n)
 			continue;
-		g->counter_used[l] = 1;
-		for (uint32_t j = 0; j < g->xl[l].n; j++)
-			mark_counters(g, g->xl[l].x[j].e0);
-		g->g->st->exit_loops++;
+		if (exit_loop_ok(g, l, &g->xl[l], true))
+			use_exit_loop(g, l);
+		else
+			g->xl[l].n = 0;
 	}
-	free(done);
 }
 
 /* ------------------------------------------------- silent branches */
@@ -2577,9 +2585,9 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		analyze_routine(&rg, o->all_accesses ? IV_ALL_DIRECT : 0);
 		plan_calls(&rg);
 		plan_slices(&rg);
-		plan_exits(&rg, false);
+		plan_exits(&rg);
 		plan_elisions(&rg);
-		plan_exits(&rg, true);
+		plan_late_exits(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);
