@@ -34,9 +34,15 @@
 #define REC_CTL_BYTES (REC_BUF_BYTES / 8 / 2 + 8)
 #define REC_DATA_BYTES (REC_BUF_BYTES / 8 * VT_PACK_MAX + 16)
 #define REC_PACK_BYTES (2 * REC_CTL_BYTES + sizeof(vt_packed) + REC_DATA_BYTES)
+/* Full buffers a thread may have handed to the flusher and not yet seen
+ * written (rec_flush_full): with one, a thread whose buffer fills about
+ * as fast as the flusher writes one waited at nearly every hand-over, and
+ * the flusher slept between them (switch 30M: 1.5 s of a 2.3 s recording
+ * in the thread's futex, 1.0 s in the flusher's). */
+#define REC_JOBS 4
 /* A thread's mapping: the buffer, its guard page, the packing space, the
- * copy of a full buffer the flusher writes (rec_thread.jbuf). */
-#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_BUF_BYTES)
+ * copies of full buffers the flusher writes (rec_thread.jbuf). */
+#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_JOBS * REC_BUF_BYTES)
 #define REC_MAX_THREADS 4096
 #define REC_MAX_SEGS 16
 #define REC_MAX_BLOCK_INSNS 4096
@@ -92,14 +98,19 @@ typedef struct rec_thread {
 				   then room for a chunk, then the context */
 	void *z;		/* the context in zmem, NULL: raw VALUES */
 	int zfresh;		/* its next payload starts a new zstd frame */
-	/* A full buffer handed to the flusher (rec_flush_full): its words
-	 * copied to jbuf, the stream index of the first, their number, the
-	 * time of the hand-over.  While `job` is 1, jbuf, pack and the
-	 * compressor are the flusher's; everything else that writes for
-	 * the thread waits until it is 0 again (rec_job_wait). */
+	/* Full buffers handed to the flusher (rec_flush_full), a ring of
+	 * REC_JOBS: job i's words copied to jbuf's (i % REC_JOBS)-th
+	 * buffer, with the stream index of the first, their number, the
+	 * time of the hand-over.  Jobs jtail..jhead-1 are the flusher's,
+	 * and while there is one, so are pack and the compressor;
+	 * everything else that writes for the thread waits until jtail
+	 * reaches jhead (rec_job_wait), and a hand-over waits for a free
+	 * slot. */
 	uint64_t *jbuf;
-	uint64_t jfirst, jn, jns;
-	_Atomic int job;
+	struct rec_job {
+		uint64_t first, n, ns;
+	} jobs[REC_JOBS];
+	_Atomic uint32_t jhead, jtail;
 	_Atomic int zlag;	/* the thread waited for a job: the next one
 				   is written uncompressed (rec_job_run) */
 } rec_thread;
@@ -592,6 +603,7 @@ void rec_heap_thread(rec_thread *t);
 /* t's HEAP events not written yet, as chunks; under t->lock, before
  * its VALUES (rec_flush_locked). */
 void rec_heap_flush(rec_thread *t);
+int rec_heap_pending(const rec_thread *t);	/* events not yet written */
 /* The calling thread's events written now: before a thread it creates
  * starts, so that the replay of that thread knows the blocks it is
  * handed (skel run). */

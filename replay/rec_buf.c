@@ -137,23 +137,45 @@ static int rec_spin(_Atomic unsigned *budget, int (*done)(const void *), const v
 	return 0;
 }
 
-static int rec_job_done(const void *t)
+/* Jobs of t handed over and not yet written. */
+static uint32_t rec_jobs_left(const rec_thread *t)
 {
-	return !atomic_load_explicit(&((const rec_thread *)t)->job, memory_order_acquire);
+	return atomic_load_explicit(&t->jhead, memory_order_relaxed) -
+	       atomic_load_explicit(&t->jtail, memory_order_acquire);
 }
 
-/* Until the flusher has written t's full buffer, if it has one. */
-static void rec_job_wait(rec_thread *t)
+static int rec_job_done(const void *t)
 {
-	if (rec_job_done(t))
+	return !rec_jobs_left(t);
+}
+
+static int rec_job_slot(const void *t)
+{
+	return rec_jobs_left(t) < REC_JOBS;
+}
+
+/* Until done(t): a spin, then sleeps on the flusher's jtail. */
+static void rec_job_await(rec_thread *t, int (*done)(const void *))
+{
+	if (done(t))
 		return;
 	if (R.zmode == 0)
 		atomic_store_explicit(&t->zlag, 1, memory_order_relaxed);
 	/* a job takes about as long as the buffer took to fill */
-	if (rec_spin(&rec_wait_spin, rec_job_done, t))
+	if (rec_spin(&rec_wait_spin, done, t))
 		return;
-	while (atomic_load_explicit(&t->job, memory_order_acquire))
-		rec_futex(&t->job, FUTEX_WAIT_PRIVATE, 1, NULL);
+	while (!done(t)) {
+		uint32_t tail = atomic_load_explicit(&t->jtail, memory_order_acquire);
+		if (done(t))
+			break;
+		rec_futex(&t->jtail, FUTEX_WAIT_PRIVATE, (int)tail, NULL);
+	}
+}
+
+/* Until the flusher has written every full buffer of t handed over. */
+static void rec_job_wait(rec_thread *t)
+{
+	rec_job_await(t, rec_job_done);
 }
 
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
@@ -1091,19 +1113,22 @@ __asm__(".text\n"
 	"1:	ret\n"
 	".size rec_clone_raw, .-rec_clone_raw\n");
 
-/* t's job written; t's waiters woken. */
+/* t's oldest job written; t's waiters woken. */
 static void rec_job_run(rec_thread *t)
 {
+	uint32_t i = atomic_load_explicit(&t->jtail, memory_order_relaxed);
+	const struct rec_job *j = &t->jobs[i % REC_JOBS];
 	/* the thread waited for the flusher: this one raw (compressing
 	 * costs the flusher about as much again as packing) */
 	int raw = atomic_exchange_explicit(&t->zlag, 0, memory_order_relaxed);
 	if (R.zmode == 2)
-		raw = t->jfirst / (REC_BUF_BYTES / 8) % 2;
-	rec_values(t, t->jfirst, t->jbuf, t->jn, raw);
-	rec_stamp(t, t->jfirst + t->jn, t->jns);
-	atomic_fetch_add(&R.values, t->jn);
-	atomic_store_explicit(&t->job, 0, memory_order_release);
-	rec_futex(&t->job, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+		raw = j->first / (REC_BUF_BYTES / 8) % 2;
+	rec_values(t, j->first, t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8),
+		   j->n, raw);
+	rec_stamp(t, j->first + j->n, j->ns);
+	atomic_fetch_add(&R.values, j->n);
+	atomic_store_explicit(&t->jtail, i + 1, memory_order_release);
+	rec_futex(&t->jtail, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* Every job handed over; 1 if there was one. */
@@ -1113,7 +1138,8 @@ static int rec_jobs_run(void)
 	uint32_t n = atomic_load(&R.nthreads);
 	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
 		rec_thread *t = R.threads[i];
-		if (t && atomic_load_explicit(&t->job, memory_order_acquire)) {
+		while (t && atomic_load_explicit(&t->jhead, memory_order_acquire) !=
+				    atomic_load_explicit(&t->jtail, memory_order_relaxed)) {
 			rec_job_run(t);
 			did = 1;
 		}
@@ -1137,7 +1163,7 @@ static void rec_flush_online(void)
 		rec_thread *t = R.threads[i];
 		if (!t || t->ended || !rec_trylock(&t->lock))
 			continue;
-		if (!t->ended && !atomic_load(&t->job)) {
+		if (!t->ended && rec_job_done(t)) {
 			uint64_t *end = *(uint64_t *volatile *)t->cursor;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			rec_flush_locked(t, end, 0);
@@ -1293,15 +1319,23 @@ void rec_flush_full(rec_thread *t)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
-	rec_flush_locked(t, NULL, 0);	/* the job before; START, heap events */
+	/* START and heap events are written by the thread, after the jobs
+	 * before them; else a free slot is all this one needs */
+	if (!t->started || rec_heap_pending(t))
+		rec_flush_locked(t, NULL, 0);
+	else
+		rec_job_await(t, rec_job_slot);
 	if (t->guard > t->sent && !rec_off()) {
 		size_t n = (size_t)(t->guard - t->sent);
-		rec_copy_words(t->jbuf, t->sent, n);
-		t->jfirst = t->written;
-		t->jn = n;
-		t->jns = rec_now_ns();
+		uint32_t i = atomic_load_explicit(&t->jhead, memory_order_relaxed);
+		struct rec_job *j = &t->jobs[i % REC_JOBS];
+		rec_copy_words(t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8),
+			       t->sent, n);
+		j->first = t->written;
+		j->n = n;
+		j->ns = rec_now_ns();
 		t->written += n;
-		atomic_store_explicit(&t->job, 1, memory_order_release);
+		atomic_store_explicit(&t->jhead, i + 1, memory_order_release);
 		atomic_fetch_add(&rec_jobs, 1);
 		rec_futex(&rec_jobs, FUTEX_WAKE_PRIVATE, 1, NULL);
 	}
@@ -1460,5 +1494,5 @@ void rec_fork_streams_reset(rec_thread *t)
 	t->ts.flags |= VT_START_FORKED;
 	t->zfresh = 1;	/* its file's stream starts a frame of its own */
 	/* a buffer handed over after the fork's flush is the parent's */
-	atomic_store(&t->job, 0);
+	atomic_store(&t->jtail, atomic_load(&t->jhead));
 }

@@ -131,6 +131,12 @@ void rec_heap_flush(rec_thread *t)
 	}
 }
 
+int rec_heap_pending(const rec_thread *t)
+{
+	rec_heap *h = atomic_load_explicit(&t->heap, memory_order_acquire);
+	return h && atomic_load_explicit(&h->n, memory_order_acquire) != h->sent;
+}
+
 void rec_heap_publish(void)
 {
 	rec_thread *t = rec_self;
