@@ -29,7 +29,12 @@
 #define HEAT_Y 64		/* heat rows per object and thread */
 #define HEAT_BIN_SHIFT 2	/* log2(REP_BINS / HEAT_X) */
 #define MRU_N 4
+/* The line cache of a thread's lookups: LINE_CACHE entries at first, 4
+ * times as many each time it has missed 4 times its size, up to
+ * LINE_CACHE_MAX (8 MiB): a program over a large heap of small blocks
+ * (tree: 300,000 nodes) went to the slow path at nearly every access. */
 #define LINE_CACHE 1024
+#define LINE_CACHE_MAX (1u << 16)
 #define SERIES_N 100		/* intervals of the time series */
 #define PLOT_BANDS 8		/* objects in the heat map */
 #define BAND_ROWS 32		/* heat map rows per object */
@@ -221,13 +226,17 @@ struct rep_thread {
 	size_t nnames, capnames;
 	uint32_t *nidx;		/* names by hash: index + 1 */
 	size_t capnidx;
+	uint64_t *skey;		/* heap groups by allocation site: site + 1 */
+	uint32_t *sgrp;		/* its group */
+	size_t nsite, capsite;
 	rep_row **rows;
 	size_t nrows, caprows;
 	rep_row **ridx;		/* rows by (group, region) */
 	size_t capridx;
 	rep_range mru[MRU_N];
 	unsigned mnext;
-	rep_range lc[LINE_CACHE];
+	rep_range *lc;		/* lcmask + 1 entries by cache line */
+	size_t lcmask, nslow;
 	uint32_t gen;		/* the caches' entries of other generations are void */
 	uint64_t seq;		/* the view's heap events the caches are for */
 	int roi;		/* current region, -1: none */
@@ -264,6 +273,8 @@ rep_thread *report_thread_new(uint32_t thread)
 {
 	rep_thread *r = rep_calloc(1, sizeof *r);
 	r->thread = thread;
+	r->lc = rep_calloc(LINE_CACHE, sizeof *r->lc);
+	r->lcmask = LINE_CACHE - 1;
 	r->gen = 1;
 	r->roi = have_regions() ? -1 : 0;
 	r->ticks = rep_calloc((size_t)nregions, sizeof *r->ticks);
@@ -351,27 +362,60 @@ static rep_row *row_get(rep_thread *r, uint32_t group, uint64_t clock, uint64_t 
 	return *p;
 }
 
+/* The group of the heap blocks allocated at `site`: heap@SITE, its name
+ * made once. */
+static uint32_t site_group(rep_thread *r, uint64_t site)
+{
+	if (2 * (r->nsite + 1) > r->capsite) {
+		size_t cap = r->capsite ? 2 * r->capsite : 64;
+		uint64_t *k = rep_calloc(cap, sizeof *k);
+		uint32_t *g = rep_calloc(cap, sizeof *g);
+		for (size_t i = 0; i < r->capsite; i++) {
+			if (!r->skey[i])
+				continue;
+			size_t j = (size_t)rep_hash(r->skey[i]) & (cap - 1);
+			while (k[j])
+				j = (j + 1) & (cap - 1);
+			k[j] = r->skey[i];
+			g[j] = r->sgrp[i];
+		}
+		free(r->skey);
+		free(r->sgrp);
+		r->skey = k;
+		r->sgrp = g;
+		r->capsite = cap;
+	}
+	size_t j = (size_t)rep_hash(site + 1) & (r->capsite - 1);
+	for (; r->skey[j]; j = (j + 1) & (r->capsite - 1))
+		if (r->skey[j] == site + 1)
+			return r->sgrp[j];
+	char name[SYM_NAME_MAX + 8];
+	strcpy(name, "heap@");
+	sym_code_name(site, name + 5, sizeof name - 5);
+	r->skey[j] = site + 1;
+	r->nsite++;
+	return r->sgrp[j] = name_intern(r, name);
+}
+
 /* The slow path: the object at addr, its group's row, the range it
  * holds for. */
 static __attribute__((noinline)) rep_row *row_lookup(rep_thread *r, sym_view *v,
 						      uint64_t clock, uint64_t addr, rep_range *out)
 {
-	char name[SYM_NAME_MAX + 8];
 	out->lo = addr;
 	out->hi = addr + 1;
-	if (!sym_find(v, addr)) {
-		strcpy(name, "?");
-	} else if (v->heap) {
-		strcpy(name, "heap@");
-		sym_code_name(v->site, name + 5, sizeof name - 5);
-	} else {
-		snprintf(name, sizeof name, "%s", v->name);
-	}
+	uint32_t group;
+	if (!sym_find(v, addr))
+		group = name_intern(r, "?");
+	else if (v->heap)
+		group = site_group(r, v->site);
+	else
+		group = name_intern(r, v->name);
 	if (v->hi) {
 		out->lo = v->lo;
 		out->hi = v->hi;
 	}
-	out->row = row_get(r, name_intern(r, name), clock, addr);
+	out->row = row_get(r, group, clock, addr);
 	out->gen = r->gen;
 	return out->row;
 }
@@ -389,15 +433,35 @@ static void gen_next(rep_thread *r)
 	memset(r->mru, 0, sizeof r->mru);
 }
 
+/* The line cache 4 times as large, empty (its entries are placed by
+ * the line accessed, which a larger one tells apart); e, which was in the
+ * old one, in its place there. */
+static __attribute__((noinline)) rep_range *lc_grow(rep_thread *r, rep_range *e,
+						    uint64_t addr)
+{
+	size_t mask = 4 * (r->lcmask + 1) - 1;
+	rep_range *lc = rep_calloc(mask + 1, sizeof *lc);
+	rep_range *at = &lc[(addr >> 6) & mask];
+	*at = *e;
+	free(r->lc);
+	r->lc = lc;
+	r->lcmask = mask;
+	r->nslow = 0;
+	return at;
+}
+
 static inline rep_row *row_of(rep_thread *r, sym_view *v, uint64_t clock, uint64_t addr)
 {
 #pragma GCC unroll 4
 	for (int i = 0; i < MRU_N; i++)
 		if (addr - r->mru[i].lo < r->mru[i].hi - r->mru[i].lo)
 			return r->mru[i].row;
-	rep_range *e = &r->lc[(addr >> 6) & (LINE_CACHE - 1)];
-	if (__builtin_expect(!range_holds(e, r->gen, addr), 0))
+	rep_range *e = &r->lc[(addr >> 6) & r->lcmask];
+	if (__builtin_expect(!range_holds(e, r->gen, addr), 0)) {
 		row_lookup(r, v, clock, addr, e);
+		if (++r->nslow > 4 * (r->lcmask + 1) && r->lcmask + 1 < LINE_CACHE_MAX)
+			e = lc_grow(r, e, addr);
+	}
 	r->mru[r->mnext++ % MRU_N] = *e;
 	return e->row;
 }
@@ -1003,9 +1067,12 @@ static void threads_free(void)
 			free(r->names[i]);
 		free(r->names);
 		free(r->nidx);
+		free(r->skey);
+		free(r->sgrp);
 		free(r->rows);
 		free(r->ridx);
 		free(r->anch);
+		free(r->lc);
 		free(r->ticks);
 		free(r->roi_ns);
 		free(r);

@@ -29,7 +29,9 @@ typedef struct sym_view {
 	uint64_t at_seq;	/* seq it was found at (heap blocks only) */
 	bool heap;
 	uint64_t site;		/* heap block: its allocation's call site */
-	char name[160];		/* its name up to the offset */
+	uint32_t heap_n;	/* heap block: its N (name heap#N) */
+	char name[160];		/* its name up to the offset (not a heap
+				   block's: sym_put makes that) */
 } sym_view;
 
 /* Adds the static data of an ELF file loaded with `bias` (runtime =
