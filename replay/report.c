@@ -28,13 +28,13 @@
 #define HEAT_X 256		/* heat columns per thread: 4 bins each */
 #define HEAT_Y 64		/* heat rows per object and thread */
 #define HEAT_BIN_SHIFT 2	/* log2(REP_BINS / HEAT_X) */
-#define MRU_N 4
+#define MRU_N 8
 /* The line cache of a thread's lookups: LINE_CACHE entries at first, 4
  * times as many each time it has missed 4 times its size, up to
  * LINE_CACHE_MAX (8 MiB): a program over a large heap of small blocks
  * (tree: 300,000 nodes) went to the slow path at nearly every access. */
 #define LINE_CACHE 1024
-#define LINE_CACHE_MAX (1u << 16)
+#define LINE_CACHE_MAX (1u << 18)
 #define SERIES_N 100		/* intervals of the time series */
 #define PLOT_BANDS 8		/* objects in the heat map */
 #define BAND_ROWS 32		/* heat map rows per object */
@@ -235,10 +235,13 @@ struct rep_thread {
 	size_t capridx;
 	rep_range mru[MRU_N];
 	unsigned mnext;
-	rep_range *lc;		/* lcmask + 1 entries by cache line */
+	rep_range *lc;		/* lcmask + 1 pairs by cache line */
 	size_t lcmask, nslow;
 	uint32_t gen;		/* the caches' entries of other generations are void */
 	uint64_t seq;		/* the view's heap events the caches are for */
+	size_t chgpos;		/* sym_changes taken */
+	sym_chg *pend;		/* those taken of a seq not passed yet: a heap by seq */
+	size_t npend, cappend;
 	int roi;		/* current region, -1: none */
 	unsigned cshift;	/* clock bin width: 2^cshift accesses */
 	uint64_t bin;		/* the current one */
@@ -274,7 +277,7 @@ rep_thread *report_thread_new(uint32_t thread)
 	rep_thread *r = rep_calloc(1, sizeof *r);
 	r->thread = thread;
 	r->lc = rep_calloc(LINE_CACHE, sizeof *r->lc);
-	r->lcmask = LINE_CACHE - 1;
+	r->lcmask = LINE_CACHE / 2 - 1;
 	r->gen = 1;
 	r->roi = have_regions() ? -1 : 0;
 	r->ticks = rep_calloc((size_t)nregions, sizeof *r->ticks);
@@ -425,12 +428,87 @@ static inline bool range_holds(const rep_range *e, uint32_t gen, uint64_t addr)
 	return e->gen == gen && addr - e->lo < e->hi - e->lo;
 }
 
+static void pend_push(rep_thread *r, sym_chg c)
+{
+	r->pend = sym_grow(r->pend, &r->cappend, r->npend + 1, sizeof *r->pend);
+	size_t i = r->npend++;
+	while (i && r->pend[(i - 1) / 2].seq > c.seq) {
+		r->pend[i] = r->pend[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->pend[i] = c;
+}
+
+static sym_chg pend_pop(rep_thread *r)
+{
+	sym_chg top = r->pend[0], last = r->pend[--r->npend];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= r->npend)
+			break;
+		if (c + 1 < r->npend && r->pend[c + 1].seq < r->pend[c].seq)
+			c++;
+		if (r->pend[c].seq >= last.seq)
+			break;
+		r->pend[i] = r->pend[c];
+		i = c;
+	}
+	if (r->npend)
+		r->pend[i] = last;
+	return top;
+}
+
 /* A new generation: the MRU is emptied, the line table's entries of
  * older generations no longer match. */
 static void gen_next(rep_thread *r)
 {
 	r->gen++;
 	memset(r->mru, 0, sizeof r->mru);
+}
+
+/* The line cache forgets what it holds for the lines of [lo, hi) (all
+ * of it for a range of many lines); 1 if all. */
+static int lc_forget(rep_thread *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo >> 6, last = (hi - 1) >> 6;
+	if (hi <= lo || last - first >= 64) {
+		gen_next(r);
+		return 1;
+	}
+	for (uint64_t l = first; l <= last; l++) {
+		rep_range *e = &r->lc[2 * (l & r->lcmask)];
+		e[0].gen = e[1].gen = 0;
+	}
+	return 0;
+}
+
+/* The view passed heap events up to seq s: what their ranges hold is
+ * looked up again (a lookup is as of the view's seq), as is what the
+ * events added since the last time hold (another thread's block, a
+ * thread's region take effect when they are known).  Where nothing
+ * changed the caches stay: a tree's 300,000 inserts and frees emptied
+ * them at each. */
+static void caches_pass(rep_thread *r, uint64_t s)
+{
+	memset(r->mru, 0, sizeof r->mru);
+	int all = 0;
+	sym_chg buf[256];
+	size_t k;
+	while ((k = sym_changes(r->chgpos, buf, 256)) > 0) {
+		r->chgpos += k;
+		for (size_t i = 0; i < k; i++) {
+			if (!all)
+				all = lc_forget(r, buf[i].lo, buf[i].hi);
+			if (buf[i].seq > s)
+				pend_push(r, buf[i]);
+		}
+	}
+	while (r->npend && r->pend[0].seq <= s) {
+		sym_chg c = pend_pop(r);
+		if (!all)
+			all = lc_forget(r, c.lo, c.hi);
+	}
 }
 
 /* The line cache 4 times as large, empty (its entries are placed by
@@ -440,8 +518,8 @@ static __attribute__((noinline)) rep_range *lc_grow(rep_thread *r, rep_range *e,
 						    uint64_t addr)
 {
 	size_t mask = 4 * (r->lcmask + 1) - 1;
-	rep_range *lc = rep_calloc(mask + 1, sizeof *lc);
-	rep_range *at = &lc[(addr >> 6) & mask];
+	rep_range *lc = rep_calloc(2 * (mask + 1), sizeof *lc);
+	rep_range *at = &lc[2 * ((addr >> 6) & mask)];
 	*at = *e;
 	free(r->lc);
 	r->lc = lc;
@@ -452,15 +530,22 @@ static __attribute__((noinline)) rep_range *lc_grow(rep_thread *r, rep_range *e,
 
 static inline rep_row *row_of(rep_thread *r, sym_view *v, uint64_t clock, uint64_t addr)
 {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 	for (int i = 0; i < MRU_N; i++)
 		if (addr - r->mru[i].lo < r->mru[i].hi - r->mru[i].lo)
 			return r->mru[i].row;
-	rep_range *e = &r->lc[(addr >> 6) & r->lcmask];
+	/* two ways a line: a line holds parts of two small blocks */
+	rep_range *e = &r->lc[2 * ((addr >> 6) & r->lcmask)];
 	if (__builtin_expect(!range_holds(e, r->gen, addr), 0)) {
-		row_lookup(r, v, clock, addr, e);
-		if (++r->nslow > 4 * (r->lcmask + 1) && r->lcmask + 1 < LINE_CACHE_MAX)
-			e = lc_grow(r, e, addr);
+		rep_range x = e[1];
+		e[1] = e[0];
+		if (range_holds(&x, r->gen, addr)) {
+			e[0] = x;
+		} else {
+			row_lookup(r, v, clock, addr, e);
+			if (++r->nslow > 8 * (r->lcmask + 1) && 2 * (r->lcmask + 1) < LINE_CACHE_MAX)
+				e = lc_grow(r, e, addr);
+		}
 	}
 	r->mru[r->mnext++ % MRU_N] = *e;
 	return e->row;
@@ -555,7 +640,7 @@ void report_batch(rep_thread *r, sym_view *v, uint64_t clock, const sk_rec *a, s
 		return;
 	if (v->seq != r->seq) {	/* heap events passed: blocks may differ */
 		r->seq = v->seq;
-		gen_next(r);
+		caches_pass(r, v->seq);
 	}
 	/* in runs of one clock bin each */
 	for (size_t i = 0; i < n;) {
@@ -1073,6 +1158,7 @@ static void threads_free(void)
 		free(r->ridx);
 		free(r->anch);
 		free(r->lc);
+		free(r->pend);
 		free(r->ticks);
 		free(r->roi_ns);
 		free(r);

@@ -44,12 +44,13 @@ typedef struct sym_block {
 	uint32_t thread;		/* that allocated it */
 } sym_block;
 
-/* A block as a page's list holds it: its extent and allocation at hand,
- * so that a lookup scans one array, not the blocks it names (a tree of
- * 300,000 nodes: 85 a page, each a cache miss in `blocks`). */
+/* A block as a page's list holds it: a copy of its sym_block (free
+ * kept equal by block_free), so that a lookup reads one array, not the
+ * blocks it names (a tree of 300,000 nodes: 85 a page, each a cache miss
+ * in `blocks`). */
 typedef struct sym_ent {
-	uint64_t lo, hi, alloc;
-	uint32_t id;
+	uint64_t lo, hi, alloc, free, site;	/* as its sym_block's */
+	uint32_t id, n, thread;
 } sym_ent;
 
 typedef struct sym_page {
@@ -72,6 +73,8 @@ static size_t nblocks, capblocks;
 static sym_page *pages;
 static size_t npages, cappages;		/* cappages: a power of two */
 static sym_ent *big;			/* blocks of more than BIG_PAGES */
+static sym_chg *chg;			/* sym_changes */
+static size_t nchg, capchg;
 static size_t nbig, capbig;
 static sym_region *regions;
 static size_t nregions;
@@ -268,7 +271,16 @@ bool sym_have_objects(void)
 
 /* The last range starting at or below a that holds it (ranges sorted by
  * start, larger first on ties; a few back for nested ones). */
-static const sym_range *range_find(const sym_range *r, size_t n, uint64_t a)
+/* The range of r (sorted by lo) holding a: of the 8 last to begin at or
+ * before a, the last that holds it.  *from and *to narrow to where the
+ * answer, found or not, is the same as a's: from the end of the last of
+ * those 8 that ends at or before a (or where the last begins) to where
+ * the next begins or the one found ends.  A symbol may lie inside
+ * another's extent or a section's; the caches of lookups hold a range
+ * for every address in it (a section's extent held libc's
+ * _IO_2_1_stdout_ as .data). */
+static const sym_range *range_find(const sym_range *r, size_t n, uint64_t a,
+				   uint64_t *from, uint64_t *to)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -278,9 +290,19 @@ static const sym_range *range_find(const sym_range *r, size_t n, uint64_t a)
 		else
 			hi = mid;
 	}
-	for (size_t k = lo, tries = 0; k > 0 && tries < 8; k--, tries++)
-		if (a >= r[k - 1].lo && a < r[k - 1].hi)
+	if (lo < n && r[lo].lo < *to)
+		*to = r[lo].lo;
+	if (lo > 0 && r[lo - 1].lo > *from)
+		*from = r[lo - 1].lo;
+	for (size_t k = lo, tries = 0; k > 0 && tries < 8; k--, tries++) {
+		if (a >= r[k - 1].lo && a < r[k - 1].hi) {
+			if (r[k - 1].hi < *to)
+				*to = r[k - 1].hi;
 			return &r[k - 1];
+		}
+		if (r[k - 1].hi > *from)
+			*from = r[k - 1].hi;
+	}
 	return NULL;
 }
 
@@ -290,14 +312,15 @@ static bool static_find(sym_view *v, uint64_t a)
 		const sym_obj *o = &objs[i];
 		if (a < o->lo || a >= o->hi)
 			continue;
-		const sym_range *r = range_find(o->syms, o->nsyms, a);
+		uint64_t from = o->lo, to = o->hi;
+		const sym_range *r = range_find(o->syms, o->nsyms, a, &from, &to);
 		if (!r)
-			r = range_find(o->secs, o->nsecs, a);
+			r = range_find(o->secs, o->nsecs, a, &from, &to);
 		if (!r)
 			continue;
 		snprintf(v->name, sizeof v->name, "%s%s", o->prefix, o->names + r->name);
-		v->lo = r->lo;
-		v->hi = r->hi;
+		v->lo = from;	/* where the answer holds: no other symbol */
+		v->hi = to;
 		v->base = r->lo;
 		return true;
 	}
@@ -343,7 +366,8 @@ static void ids_insert(sym_ent **ids, uint32_t *n, uint32_t *cap, uint32_t id)
 		(*ids)[k] = (*ids)[k - 1];
 		k--;
 	}
-	(*ids)[k] = (sym_ent){ blocks[id].lo, blocks[id].hi, blocks[id].alloc, id };
+	const sym_block *b = &blocks[id];
+	(*ids)[k] = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, id, b->n, b->thread };
 	(*n)++;
 }
 
@@ -359,7 +383,7 @@ static void page_insert(sym_page *p, uint32_t id)
 		p->ids[k] = p->ids[k - 1];
 		k--;
 	}
-	p->ids[k] = (sym_ent){ b->lo, b->hi, b->alloc, id };
+	p->ids[k] = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, id, b->n, b->thread };
 	p->n++;
 	if (b->hi - b->lo > p->maxlen)
 		p->maxlen = b->hi - b->lo;
@@ -412,11 +436,48 @@ static sym_block *block_live_at(uint64_t lo, uint64_t seq)
 	return NULL;
 }
 
+static void chg_add(uint64_t seq, uint64_t lo, uint64_t hi)
+{
+	chg = grow(chg, &capchg, nchg + 1, sizeof *chg);
+	chg[nchg++] = (sym_chg){ seq, lo, hi };
+}
+
+size_t sym_changes(size_t from, sym_chg *out, size_t max)
+{
+	pthread_mutex_lock(&sym_mu);
+	size_t n = from < nchg ? nchg - from : 0;
+	if (n > max)
+		n = max;
+	memcpy(out, chg + from, n * sizeof *out);
+	pthread_mutex_unlock(&sym_mu);
+	return n;
+}
+
+/* b ends at seq: in `blocks` and in the lists that hold it. */
+static void block_free(sym_block *b, uint64_t seq)
+{
+	uint32_t id = (uint32_t)(b - blocks);
+	b->free = seq;
+	chg_add(seq, b->lo, b->hi);
+	if (((b->hi - 1) >> 12) - (b->lo >> 12) >= BIG_PAGES) {
+		for (size_t k = 0; k < nbig; k++)
+			if (big[k].id == id)
+				big[k].free = seq;
+		return;
+	}
+	for (uint64_t pg = b->lo >> 12; pg <= (b->hi - 1) >> 12; pg++) {
+		sym_page *p = page_slot(pg);
+		for (uint32_t k = 0; p->page && k < p->n; k++)
+			if (p->ids[k].id == id)
+				p->ids[k].free = seq;
+	}
+}
+
 static void block_end(uint64_t lo, uint64_t seq)
 {
 	sym_block *b = lo ? block_live_at(lo, seq) : NULL;
 	if (b)
-		b->free = seq;
+		block_free(b, seq);
 }
 
 /* munmap: every live block that begins in [lo, lo + n) ends (those of
@@ -426,7 +487,7 @@ static void block_end(uint64_t lo, uint64_t seq)
 static void block_end_if_in(sym_block *b, uint64_t lo, uint64_t n, uint64_t seq)
 {
 	if (b->lo >= lo && b->lo - lo < n && b->alloc < seq && b->free == UINT64_MAX)
-		b->free = seq;
+		block_free(b, seq);
 }
 
 static void blocks_end_in(uint64_t lo, uint64_t n, uint64_t seq)
@@ -462,6 +523,7 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 		case VT_HEAP_MEMALIGN:
 		case VT_HEAP_MMAP:
 			block_add(e[i].addr, e[i].size, e[i].seq, e[i].block, thread, e[i].site);
+			chg_add(e[i].seq, e[i].addr, e[i].addr + (e[i].size ? e[i].size : 1));
 			break;
 		case VT_HEAP_FREE:
 			block_end(e[i].addr, e[i].seq);
@@ -475,6 +537,7 @@ void sym_events_add(uint32_t thread, const vt_heap_event *e, size_t n)
 			regions = grow(regions, &cap, nregions + 1, sizeof *regions);
 			regions[nregions++] = (sym_region){ e[i].addr, e[i].addr + e[i].size,
 							    thread, e[i].kind };
+			chg_add(0, e[i].addr, e[i].addr + e[i].size);
 			break;
 		}
 		default:
@@ -517,8 +580,8 @@ static const sym_block *ids_find(const sym_ent *ids, size_t n, uint64_t a, uint6
 
 /* ids_find on a page's list (by lo): the blocks holding a are among
  * the last ones with lo <= a, back to lo + maxlen <= a. */
-static const sym_block *page_find(const sym_page *p, uint64_t a, uint64_t c,
-				  uint32_t thread)
+static const sym_ent *page_find(const sym_page *p, uint64_t a, uint64_t c,
+				uint32_t thread)
 {
 	const sym_ent *e = p->ids;
 	size_t lo = 0, hi = p->n;
@@ -533,13 +596,13 @@ static const sym_block *page_find(const sym_page *p, uint64_t a, uint64_t c,
 	for (size_t k = lo; k > 0 && a - e[k - 1].lo < p->maxlen; k--)
 		if (a < e[k - 1].hi && e[k - 1].alloc <= c && (!best || e[k - 1].alloc > best->alloc))
 			best = &e[k - 1];
-	if (best && blocks[best->id].free > c)
-		return &blocks[best->id];
+	if (best && best->free > c)
+		return best;
 	/* none live at c: the first allocated there after c by another
 	 * thread */
-	const sym_block *first = NULL;
+	const sym_ent *first = NULL;
 	for (size_t k = lo; k > 0 && a - e[k - 1].lo < p->maxlen; k--) {
-		const sym_block *b = &blocks[e[k - 1].id];
+		const sym_ent *b = &e[k - 1];
 		if (a < b->hi && b->alloc > c && b->thread != thread &&
 		    (!first || b->alloc < first->alloc))
 			first = b;
@@ -549,16 +612,23 @@ static const sym_block *page_find(const sym_page *p, uint64_t a, uint64_t c,
 
 static bool heap_find(sym_view *v, uint64_t a)
 {
-	const sym_block *b = NULL;
+	const sym_ent *e = NULL;
 	if (cappages) {
 		sym_page *p = page_slot(a >> 12);
 		if (p->page)
-			b = page_find(p, a, v->seq, v->thread);
+			e = page_find(p, a, v->seq, v->thread);
 	}
-	if (!b && nbig)
-		b = ids_find(big, nbig, a, v->seq, v->thread);
-	if (!b)
+	sym_ent be;
+	if (!e && nbig) {
+		const sym_block *b = ids_find(big, nbig, a, v->seq, v->thread);
+		if (b) {
+			be = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, 0, b->n, b->thread };
+			e = &be;
+		}
+	}
+	if (!e)
 		return false;
+	const sym_ent *b = e;
 	v->heap_n = b->n;
 	v->lo = b->lo;
 	v->hi = b->hi;
@@ -589,6 +659,17 @@ static bool region_find(sym_view *v, uint64_t a, bool mine)
 			 r->thread);
 		v->lo = r->lo;
 		v->hi = r->hi;
+		/* a stack's answer holds up to its thread's TLS block */
+		for (size_t j = 0; r->kind == VT_HEAP_STACK && j < nregions; j++) {
+			const sym_region *t = &regions[j];
+			if (t->kind != VT_HEAP_TLS || t->thread != r->thread ||
+			    t->hi <= v->lo || t->lo >= v->hi)
+				continue;
+			if (t->lo > a)
+				v->hi = t->lo;
+			else
+				v->lo = t->hi;
+		}
 		v->base = 0;
 		return true;
 	}
@@ -676,6 +757,9 @@ void sym_free(void)
 	free(blocks);
 	free(big);
 	free(regions);
+	free(chg);
+	chg = NULL;
+	nchg = capchg = 0;
 	objs = NULL;
 	pages = NULL;
 	blocks = NULL;

@@ -55,6 +55,15 @@ bool sym_find(sym_view *v, uint64_t addr);
 /* The static data or code at addr as SYMBOL+0xOFF (.SECTION+0xOFF;
  * OBJ!... in a shared object), else 0xADDR: an allocation site. */
 void sym_code_name(uint64_t addr, char *out, size_t n);
+/* The address ranges the HEAP events change, in the order they were
+ * added (sym_events_add), each with its event's seq (0: a thread's stack
+ * or TLS region, which holds from when it is added): a cache of lookups
+ * need only forget what lies in them (report.c). */
+typedef struct sym_chg {
+	uint64_t seq, lo, hi;
+} sym_chg;
+/* Up to max of them from the from-th on into out; how many. */
+size_t sym_changes(size_t from, sym_chg *out, size_t max);
 void sym_free(void);
 /* The replayer's growing arrays: p with room for `need` elements of
  * `size` bytes (*cap doubled as needed); out of memory ends the replay. */

@@ -102,6 +102,27 @@ for t in 1 2; do
 done
 grep -q ',[?]$' "$tmp/th.csv" && bad "threads: accesses of no object: $(grep -m3 ',[?]$' "$tmp/th.csv")"
 
+# a symbol inside a stretch of its section that no symbol names: what
+# the lookups cache for the stretch (.data) must not take the symbol's
+# accesses, nor the other way round; the report (its own caches) counts
+# per object what --symbolize names
+${CC:-gcc} -O1 -no-pie -fno-pie -o "$tmp/gapdata" tests/gapdata.c ||
+	{ echo "FAIL: cannot build tests/gapdata.c"; exit 1; }
+./skel gen "$tmp/gapdata" -o "$tmp/gd.c" 2>/dev/null || bad "gapdata: skel gen"
+./skel record "$tmp/gd.c" -o "$tmp/gd.v" -- "$tmp/gapdata" >/dev/null 2>&1 || bad "gapdata: skel record"
+./skel replay "$tmp/gd.c" "$tmp/gd.v" --format csv --symbolize -o "$tmp/gd.csv" 2>/dev/null ||
+	bad "gapdata: replay --symbolize"
+n=$(grep -c ',R,8,.*,gapvar+0x0$' "$tmp/gd.csv")
+[ "$n" = 3000 ] || bad "gapdata: $n reads named gapvar, want 3000"
+n=$(grep -c ',R,8,.*,\.data+0x' "$tmp/gd.csv")
+[ "$n" -ge 2000 ] || bad "gapdata: $n reads named .data, want 2000 or more"
+./skel report "$tmp/gd.c" "$tmp/gd.v" -o "$tmp/gd.rep" 2>/dev/null || bad "gapdata: skel report"
+for o in gapvar .data; do
+	want=$(awk -F, -v o="$o" 'NR > 1 { x = $6; sub(/\+0x[0-9a-f]*$/, "", x); if (x == o) n++ } END { print n + 0 }' "$tmp/gd.csv")
+	got=$(awk -v o="$o" '$1 == o { print $2 }' "$tmp/gd.rep")
+	[ "$got" = "$want" ] || bad "gapdata: report counts $got accesses of $o, --symbolize $want"
+done
+
 # errors name the option and the problem
 ./skel replay "$tmp/ho.c" "$tmp/ho.v" --format count --roi nosuch >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "roi nosuch: no routine of that name" "$tmp/err" || bad "--roi nosuch: $(cat "$tmp/err")"
