@@ -1834,7 +1834,18 @@ void sk_roi_leave(sk_roi_frame *f)
 	else if (f->kind == SK_ROI_BEGIN)
 		t->roi_marks++;
 	t->roi_on = t->roi_depth || t->roi_marks;
-	roi_changed(t, was, nroi);
+	/* a marked region is named by its outermost skel_roi_begin */
+	int region = nroi;
+	if (f->kind == SK_ROI_BEGIN && reporting)
+		region = report_marker(t->roi_name);
+	if (f->kind == SK_ROI_BEGIN)
+		t->roi_name = NULL;
+	roi_changed(t, was, region);
+}
+
+void sk_roi_name(sk_thread *t, const char *name)
+{
+	t->roi_name = name;
 }
 
 /* Each module's routines marked by name: 0, or -1 after saying why (a

@@ -256,13 +256,19 @@ struct rep_thread {
 
 static rep_config cfg;
 static int nregions;		/* regions the rows may have */
+/* --roi-markers: region nroi is the markers' whose name is not known,
+ * nroi + 1 + j the j-th name skel_roi_begin passed (report_marker) */
+#define MARK_MAX 32
+static char *mark_names[MARK_MAX];
+static int nmarks;
+static pthread_mutex_t mark_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t rep_mu = PTHREAD_MUTEX_INITIALIZER;
 static rep_thread *threads;	/* all, newest first */
 
 void report_setup(const rep_config *c)
 {
 	cfg = *c;
-	nregions = cfg.nroi + (cfg.markers ? 1 : 0);
+	nregions = cfg.nroi + (cfg.markers ? 1 + MARK_MAX : 0);
 	if (!nregions)
 		nregions = 1;
 }
@@ -833,8 +839,28 @@ static const char *region_name(int roi)
 {
 	if (!have_regions())
 		return "all";
-	return roi < cfg.nroi ? cfg.roi[roi] : "markers";
+	if (roi < cfg.nroi)
+		return cfg.roi[roi];
+	return roi > cfg.nroi ? mark_names[roi - cfg.nroi - 1] : "markers";
 }
+
+int report_marker(const char *name)
+{
+	int k = cfg.nroi;	/* no name, or more names than MARK_MAX */
+	if (!name || !cfg.markers)
+		return k;
+	pthread_mutex_lock(&mark_mu);
+	int j = 0;
+	while (j < nmarks && strcmp(mark_names[j], name))
+		j++;
+	if (j == nmarks && nmarks < MARK_MAX && (mark_names[j] = strdup(name)))
+		nmarks++;
+	if (j < nmarks)
+		k = cfg.nroi + 1 + j;
+	pthread_mutex_unlock(&mark_mu);
+	return k;
+}
+
 
 /* a point of the axis as text: seconds since the first stamp, or the
  * clock */
@@ -853,6 +879,13 @@ typedef struct rep_region {
 	bset lines;
 	uint64_t pages;
 } rep_region;
+
+/* Whether region k is written: the markers' without a name is left out
+ * when every marked region had one. */
+static bool region_shown(int k, const rep_region *g)
+{
+	return !(nmarks && k == cfg.nroi && !(g->count[0] + g->count[1]));
+}
 
 static void region_sum(const rep_all *all, int roi, rep_region *g)
 {
@@ -909,6 +942,8 @@ static void write_tables(FILE *out, const rep_all *all, rep_region *regs)
 	for (int k = 0; k < nregions; k++) {
 		rep_region *g = &regs[k];
 		char f[32] = "-", l[32] = "-";
+		if (!region_shown(k, g))
+			continue;
 		if (g->count[0] + g->count[1]) {
 			put_x(f, sizeof f, &all->ax, g->first);
 			put_x(l, sizeof l, &all->ax, g->last);
@@ -986,6 +1021,8 @@ static int write_csv(const rep_all *all, const rep_region *regs)
 		"first_%s,last_%s,wall_s,bytes_per_s\n", unit, unit);
 	for (int k = 0; k < nregions; k++) {
 		const rep_region *g = &regs[k];
+		if (!region_shown(k, g))
+			continue;
 		put_x(f, sizeof f, &all->ax, g->count[0] + g->count[1] ? g->first : all->ax.x0);
 		put_x(l, sizeof l, &all->ax, g->count[0] + g->count[1] ? g->last : all->ax.x0);
 		csv_name(o, region_name(k));
@@ -1176,6 +1213,9 @@ int report_write(FILE *out)
 		all.s[i].pages = bset_pages(&all.s[i].lines);
 	if (all.n)
 		qsort(all.s, all.n, sizeof *all.s, sum_cmp);
+	/* the regions that can have rows: the marker names seen */
+	if (cfg.markers)
+		nregions = cfg.nroi + 1 + nmarks;
 	rep_region *regs = rep_calloc((size_t)nregions, sizeof *regs);
 	for (int k = 0; k < nregions; k++)
 		region_sum(&all, k, &regs[k]);

@@ -41,6 +41,9 @@ void report_stamp(rep_thread *r, uint64_t clock, uint64_t ns);
 /* At clock the thread enters region `roi` (its accesses count there),
  * or leaves every region (roi < 0). */
 void report_region(rep_thread *r, uint64_t clock, int roi);
+/* --roi-markers: the region of the markers that pass `name` (NULL: not
+ * known), made at its first. */
+int report_marker(const char *name);
 /* Accesses come in batches (the skeleton stores them, sk_batch_add, and
  * the loop over a batch runs at memory speed; a call per access would
  * not): n accesses, the first at `clock`, the others right after it.

@@ -65,6 +65,9 @@ struct sk_thread {
 	 * access being emitted (SK_EXACT, SK_ATTRIBUTED, SK_ABSENT) */
 	int mark;
 	uint64_t nmarked[2];        /* attributed, absent accesses kept */
+	/* last: the name the next skel_roi_begin passes, when the skeleton
+	 * knows it (SK_ROI_NAME before the call), else NULL */
+	const char *roi_name;
 };
 
 /* skel report takes the accesses in batches, stored here without a call
@@ -189,6 +192,9 @@ typedef struct sk_roi_frame {
 } sk_roi_frame;
 void sk_roi_enter(sk_roi_frame *f);
 void sk_roi_leave(sk_roi_frame *f);
+/* The name a call to skel_roi_begin passes: a constant string of the
+ * binary, which skel gen read (the region it begins is named so). */
+void sk_roi_name(sk_thread *t, const char *name);
 static inline void sk_roi_exit(sk_roi_frame *f)
 {
 	if (__builtin_expect(f->kind != 0, 0))
@@ -197,6 +203,7 @@ static inline void sk_roi_exit(sk_roi_frame *f)
 #if defined(SK_ROI) && SK_ROI
 /* weak: one per unit; the replayer checks the skeleton has the hooks */
 __attribute__((weak)) const int sk_roi_compiled = 1;
+#define SK_ROI_NAME(t, name) sk_roi_name(t, name)
 #define SK_ROUTINE_ENTER(id) \
 	sk_roi_frame sk_roi_f __attribute__((cleanup(sk_roi_exit))) = \
 		{ t, t->roi ? t->roi[id] : 0u }; \

@@ -133,6 +133,50 @@ static const char *c_safe(const char *name, char *buf, size_t n)
 	return buf;
 }
 
+/* A call to skel_roi_begin (skel_roi.h) at insn i of block b: the name
+ * it passes, when rdi is set in the block from a constant address
+ * (lea rdi, [rip + X], or mov edi, X) of a string in the binary's data;
+ * into buf (at most n - 1 characters, each kept as c_safe keeps it and a
+ * '\"' or '\\' never), else false.  The replay names the region so;
+ * nothing is recorded for it. */
+static bool roi_marker_name(const binary *bin, const routine *r, const block *b, uint32_t i,
+			    char *buf, size_t n)
+{
+	for (uint32_t k = i; k-- > b->first;) {
+		const insn *in = &r->insns[k];
+		if (!(in->writes & REG_BIT(R_DI)))
+			continue;
+		uint64_t at;
+		if (in->op == OP_LEA && in->nopd == 2 && in->opd[1].type == OPD_MEM &&
+		    (in->mem[in->opd[1].mem].flags & MEM_RIPREL) &&
+		    in->mem[in->opd[1].mem].index == R_NONE)
+			at = (uint64_t)in->mem[in->opd[1].mem].disp;
+		else if (in->op == OP_MOV && in->nopd == 2 && in->opd[1].type == OPD_IMM)
+			at = (uint64_t)in->opd[1].imm;
+		else
+			return false;
+		size_t len = 0;
+		for (uint64_t c; len + 1 < n; len++) {
+			if (elf_read(bin, at + len, 1, &c) < 0)
+				return false;
+			if (!c)
+				break;
+			buf[len] = (char)c;
+		}
+		buf[len] = 0;
+		if (!len || len + 1 >= n)
+			return false;
+		char safe[128];
+		c_safe(buf, safe, sizeof safe);
+		for (char *q = safe; *q; q++)
+			if (*q == '?')	/* no trigraph can form */
+				*q = '_';
+		snprintf(buf, n, "%s", safe);
+		return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------ expressions */
 
 static void emit_expr(FILE *f, const expr *e)
@@ -939,6 +983,13 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		if (in->flow == FLOW_ICALL && has_probe(g, i, PR_TARGET))
 			fprintf(f, "\tsk_icall_check(t, 0x%" PRIx64 "ull, TARGET(0x%" PRIx64
 				"ull));\n", in->addr, in->addr);
+		if (in->flow == FLOW_CALL && routine_id(g->g->p, in->target) >= 0 &&
+		    !strcmp(g->g->p->routines[routine_id(g->g->p, in->target)].name,
+			    "skel_roi_begin")) {
+			char name[72];
+			if (roi_marker_name(&g->g->p->bin, g->r, b, i, name, sizeof name))
+				fprintf(f, "\tSK_ROI_NAME(t, \"%s\");\n", name);
+		}
 		if (in->flow == FLOW_CALL && !call_needs_returned(g, b))
 			emit_call_analyzed(g, in->addr, in->target);
 		else
@@ -2372,6 +2423,9 @@ static void emit_header(gen *g)
 		"#endif\n"
 		"#ifndef SK_ROUTINE_ENTER\n"
 		"#define SK_ROUTINE_ENTER(id) ((void)0)\n"
+		"#endif\n"
+		"#ifndef SK_ROI_NAME\n"
+		"#define SK_ROI_NAME(t, name) ((void)0)\n"
 		"#endif\n",
 		g->o->app ? g->o->app : b->path, SKEL_VERSION, b->id_hex,
 		b->has_build_id ? "GNU build-id" : "content hash");

@@ -123,6 +123,23 @@ for o in gapvar .data; do
 	[ "$got" = "$want" ] || bad "gapdata: report counts $got accesses of $o, --symbolize $want"
 done
 
+# regions named by the literal skel_roi_begin passes (skel gen reads it
+# from the binary; nothing is recorded): per region, the accesses of
+# each array as tests/roinames.c works them out; a name built at run
+# time leaves its region unnamed (markers)
+${CC:-gcc} -O1 -fno-tree-vectorize -no-pie -fno-pie -Ireplay -o "$tmp/roinames" tests/roinames.c ||
+	{ echo "FAIL: cannot build tests/roinames.c"; exit 1; }
+./skel gen "$tmp/roinames" -o "$tmp/rn.c" 2>/dev/null || bad "roinames: skel gen"
+./skel record "$tmp/rn.c" -o "$tmp/rn.v" -- "$tmp/roinames" >/dev/null 2>&1 || bad "roinames: skel record"
+./skel report "$tmp/rn.c" "$tmp/rn.v" --roi-markers -o "$tmp/rn.rep" 2>"$tmp/err" ||
+	bad "roinames: skel report: $(cat "$tmp/err")"
+awk '/^region / { r = $2; sub(/:$/, "", r) } /^  [ab] / { print r, $1, $2 }' "$tmp/rn.rep" | sort >"$tmp/got"
+printf '%s\n' "fill a 300" "markers b 10" "sum b 50" >"$tmp/want"
+cmp -s "$tmp/want" "$tmp/got" || bad "roinames: accesses per named region (want, got):
+$(cat "$tmp/want")
+--
+$(cat "$tmp/got")"
+
 # errors name the option and the problem
 ./skel replay "$tmp/ho.c" "$tmp/ho.v" --format count --roi nosuch >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "roi nosuch: no routine of that name" "$tmp/err" || bad "--roi nosuch: $(cat "$tmp/err")"
