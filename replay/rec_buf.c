@@ -1118,9 +1118,11 @@ static void rec_job_run(rec_thread *t)
 {
 	uint32_t i = atomic_load_explicit(&t->jtail, memory_order_relaxed);
 	const struct rec_job *j = &t->jobs[i % REC_JOBS];
-	/* the thread waited for the flusher: this one raw (compressing
-	 * costs the flusher about as much again as packing) */
-	int raw = atomic_exchange_explicit(&t->zlag, 0, memory_order_relaxed);
+	/* the thread waited for the flusher, or another job of it waits
+	 * behind this one: this one raw (compressing costs the flusher about
+	 * as much again as packing) */
+	int raw = atomic_exchange_explicit(&t->zlag, 0, memory_order_relaxed) ||
+		  (R.zmode == 0 && rec_jobs_left(t) >= 2);
 	if (R.zmode == 2)
 		raw = j->first / (REC_BUF_BYTES / 8) % 2;
 	rec_values(t, j->first, t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8),
