@@ -1056,10 +1056,10 @@ void rec_flush_all_dying(void)
  * A full buffer (its guard fault) is copied aside and handed to it
  * (rec_flush_full): packing and compressing 32768 words costs about as
  * much as recording them, and on a second core it no longer adds to the
- * program's time.  A thread has one such job at most; whatever else
- * writes for it (its next flush, its events, its end, a flush by another
- * thread) waits for the job first (rec_flush_locked, rec_chunk), so its
- * chunks keep their order.  The flusher takes no lock but with trylock:
+ * program's time.  A thread has REC_JOBS such jobs at most, written in
+ * order; whatever else writes for it (its events, its end, a flush by
+ * another thread) waits for them all first (rec_flush_locked,
+ * rec_chunk), so its chunks keep their order.  The flusher takes no lock but with trylock:
  * a thread waiting for its job may hold its own.
  *
  * skel run: the replayer reads a FIFO as the program runs.  Buffers fill
@@ -1140,8 +1140,13 @@ static int rec_jobs_run(void)
 	uint32_t n = atomic_load(&R.nthreads);
 	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
 		rec_thread *t = R.threads[i];
-		while (t && atomic_load_explicit(&t->jhead, memory_order_acquire) !=
-				    atomic_load_explicit(&t->jtail, memory_order_relaxed)) {
+		if (!t)
+			continue;
+		/* those handed over by now: a thread that keeps filling
+		 * buffers does not hold the flusher from the others, from
+		 * skel run's words, from quitting */
+		uint32_t head = atomic_load_explicit(&t->jhead, memory_order_acquire);
+		while (atomic_load_explicit(&t->jtail, memory_order_relaxed) != head) {
 			rec_job_run(t);
 			did = 1;
 		}

@@ -1836,7 +1836,7 @@ void sk_roi_leave(sk_roi_frame *f)
 	t->roi_on = t->roi_depth || t->roi_marks;
 	/* a marked region is named by its outermost skel_roi_begin */
 	int region = nroi;
-	if (f->kind == SK_ROI_BEGIN && reporting)
+	if (f->kind == SK_ROI_BEGIN && reporting && !was)
 		region = report_marker(t->roi_name);
 	if (f->kind == SK_ROI_BEGIN)
 		t->roi_name = NULL;

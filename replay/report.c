@@ -242,6 +242,7 @@ struct rep_thread {
 	size_t chgpos;		/* sym_changes taken */
 	sym_chg *pend;		/* those taken of a seq not passed yet: a heap by seq */
 	size_t npend, cappend;
+	bool nopend;		/* too many held: every pass empties the caches */
 	int roi;		/* current region, -1: none */
 	unsigned cshift;	/* clock bin width: 2^cshift accesses */
 	uint64_t bin;		/* the current one */
@@ -495,10 +496,17 @@ static int lc_forget(rep_thread *r, uint64_t lo, uint64_t hi)
  * thread's region take effect when they are known).  Where nothing
  * changed the caches stay: a tree's 300,000 inserts and frees emptied
  * them at each. */
+/* Changes held at most per thread (24 bytes each): a replay from a file
+ * knows every thread's events from the start, each thread holds those of
+ * all the others until its own view passes them. */
+#define PEND_MAX (4u << 20)
+
 static void caches_pass(rep_thread *r, uint64_t s)
 {
 	memset(r->mru, 0, sizeof r->mru);
-	int all = 0;
+	int all = r->nopend;
+	if (all)
+		gen_next(r);
 	sym_chg buf[256];
 	size_t k;
 	while ((k = sym_changes(r->chgpos, buf, 256)) > 0) {
@@ -506,8 +514,16 @@ static void caches_pass(rep_thread *r, uint64_t s)
 		for (size_t i = 0; i < k; i++) {
 			if (!all)
 				all = lc_forget(r, buf[i].lo, buf[i].hi);
-			if (buf[i].seq > s)
+			if (buf[i].seq > s && !r->nopend)
 				pend_push(r, buf[i]);
+		}
+		if (r->npend > PEND_MAX) {	/* as before: all forgotten at each pass */
+			r->nopend = true;
+			free(r->pend);
+			r->pend = NULL;
+			r->npend = r->cappend = 0;
+			all = 1;
+			gen_next(r);
 		}
 	}
 	while (r->npend && r->pend[0].seq <= s) {

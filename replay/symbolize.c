@@ -53,10 +53,19 @@ typedef struct sym_ent {
 	uint32_t id, n, thread;
 } sym_ent;
 
+/* The blocks of a page that begin at one address, by alloc: a program
+ * that allocates and frees at the same place all run long piles up
+ * blocks there, which a lookup passes by binary search. */
+typedef struct sym_grp {
+	uint64_t lo;
+	sym_ent *e;
+	uint32_t n, cap;
+} sym_grp;
+
 typedef struct sym_page {
 	uint64_t page;		/* + 1; 0: free slot */
-	sym_ent *ids;		/* blocks on it, by lo */
-	uint32_t n, cap;
+	sym_grp *g;		/* blocks on it, by lo */
+	uint32_t ng, capg;
 	uint64_t maxlen;	/* the largest's size */
 } sym_page;
 
@@ -75,6 +84,7 @@ static size_t npages, cappages;		/* cappages: a power of two */
 static sym_ent *big;			/* blocks of more than BIG_PAGES */
 static sym_chg *chg;			/* sym_changes */
 static size_t nchg, capchg;
+static void chg_add(uint64_t seq, uint64_t lo, uint64_t hi);
 static size_t nbig, capbig;
 static sym_region *regions;
 static size_t nregions;
@@ -257,6 +267,7 @@ int sym_object_add(const char *path, uint64_t bias, bool main, const char *id_he
 	size_t cap = nobjs;
 	objs = grow(objs, &cap, nobjs + 1, sizeof *objs);
 	objs[nobjs++] = o;
+	chg_add(0, o.lo, o.hi);	/* answered "?" there until now */
 	pthread_mutex_unlock(&sym_mu);
 	return 0;
 }
@@ -371,22 +382,69 @@ static void ids_insert(sym_ent **ids, uint32_t *n, uint32_t *cap, uint32_t id)
 	(*n)++;
 }
 
-/* A page's list stays sorted by lo: a lookup goes to the address */
+/* The index of p's last group with lo <= a, + 1 (0: none). */
+static uint32_t grp_upto(const sym_page *p, uint64_t a)
+{
+	uint32_t lo = 0, hi = p->ng;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (p->g[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The index of g's last entry with alloc <= c, + 1 (0: none). */
+static uint32_t ent_upto(const sym_grp *g, uint64_t c)
+{
+	uint32_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (g->e[mid].alloc <= c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A page's groups stay sorted by lo, each group's blocks by alloc: a
+ * lookup goes to the address, then to the time. */
 static void page_insert(sym_page *p, uint32_t id)
 {
-	size_t c = p->cap;
-	p->ids = grow(p->ids, &c, (size_t)p->n + 1, sizeof *p->ids);
-	p->cap = (uint32_t)c;
 	const sym_block *b = &blocks[id];
-	uint32_t k = p->n;
-	while (k > 0 && p->ids[k - 1].lo > b->lo) {
-		p->ids[k] = p->ids[k - 1];
-		k--;
+	uint32_t k = grp_upto(p, b->lo);
+	if (!k || p->g[k - 1].lo != b->lo) {
+		size_t c = p->capg;
+		p->g = grow(p->g, &c, (size_t)p->ng + 1, sizeof *p->g);
+		p->capg = (uint32_t)c;
+		memmove(&p->g[k + 1], &p->g[k], (p->ng - k) * sizeof *p->g);
+		p->g[k] = (sym_grp){ b->lo, NULL, 0, 0 };
+		p->ng++;
+		k++;
 	}
-	p->ids[k] = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, id, b->n, b->thread };
-	p->n++;
+	sym_grp *g = &p->g[k - 1];
+	size_t c = g->cap;
+	g->e = grow(g->e, &c, (size_t)g->n + 1, sizeof *g->e);
+	g->cap = (uint32_t)c;
+	uint32_t j = g->n;
+	while (j > 0 && g->e[j - 1].alloc > b->alloc) {
+		g->e[j] = g->e[j - 1];
+		j--;
+	}
+	g->e[j] = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, id, b->n, b->thread };
+	g->n++;
 	if (b->hi - b->lo > p->maxlen)
 		p->maxlen = b->hi - b->lo;
+}
+
+/* The group of p that begins at lo, or NULL. */
+static sym_grp *grp_at(const sym_page *p, uint64_t lo)
+{
+	uint32_t k = grp_upto(p, lo);
+	return k && p->g[k - 1].lo == lo ? &p->g[k - 1] : NULL;
 }
 
 static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n, uint32_t thread,
@@ -419,19 +477,19 @@ static void block_add(uint64_t lo, uint64_t size, uint64_t seq, uint32_t n, uint
 /* The block at `lo` live before seq, or NULL. */
 static sym_block *block_live_at(uint64_t lo, uint64_t seq)
 {
-	const sym_ent *ids = big;
-	size_t n = nbig;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t k = n; k > 0; k--) {
-			sym_block *b = &blocks[ids[k - 1].id];
-			if (b->lo == lo && b->alloc < seq && b->free == UINT64_MAX)
-				return b;
-		}
-		sym_page *p = cappages ? page_slot(lo >> 12) : NULL;
-		if (!p || !p->page)
-			break;
-		ids = p->ids;
-		n = p->n;
+	for (size_t k = nbig; k > 0; k--) {
+		sym_block *b = &blocks[big[k - 1].id];
+		if (b->lo == lo && b->alloc < seq && b->free == UINT64_MAX)
+			return b;
+	}
+	sym_page *p = cappages ? page_slot(lo >> 12) : NULL;
+	sym_grp *g = p && p->page ? grp_at(p, lo) : NULL;
+	if (!g || !seq)
+		return NULL;
+	for (uint32_t k = ent_upto(g, seq - 1); k > 0; k--) {
+		sym_block *b = &blocks[g->e[k - 1].id];
+		if (b->free == UINT64_MAX)
+			return b;
 	}
 	return NULL;
 }
@@ -467,9 +525,12 @@ static void block_free(sym_block *b, uint64_t seq)
 	}
 	for (uint64_t pg = b->lo >> 12; pg <= (b->hi - 1) >> 12; pg++) {
 		sym_page *p = page_slot(pg);
-		for (uint32_t k = 0; p->page && k < p->n; k++)
-			if (p->ids[k].id == id)
-				p->ids[k].free = seq;
+		sym_grp *g = p->page ? grp_at(p, b->lo) : NULL;
+		for (uint32_t k = g ? ent_upto(g, b->alloc) : 0; k > 0; k--)
+			if (g->e[k - 1].id == id) {
+				g->e[k - 1].free = seq;
+				break;
+			}
 	}
 }
 
@@ -504,8 +565,9 @@ static void blocks_end_in(uint64_t lo, uint64_t n, uint64_t seq)
 		block_end_if_in(&blocks[big[k].id], lo, n, seq);
 	for (uint64_t pg = first; pg <= last; pg++) {
 		sym_page *p = page_slot(pg);
-		for (uint32_t k = 0; p && p->page && k < p->n; k++)
-			block_end_if_in(&blocks[p->ids[k].id], lo, n, seq);
+		for (uint32_t k = 0; p && p->page && k < p->ng; k++)
+			for (uint32_t j = 0; j < p->g[k].n; j++)
+				block_end_if_in(&blocks[p->g[k].e[j].id], lo, n, seq);
 	}
 }
 
@@ -578,45 +640,48 @@ static const sym_block *ids_find(const sym_ent *ids, size_t n, uint64_t a, uint6
 	return NULL;
 }
 
-/* ids_find on a page's list (by lo): the blocks holding a are among
- * the last ones with lo <= a, back to lo + maxlen <= a. */
+/* ids_find on a page's groups: the block holding a live at c is, if
+ * any, the newest allocated at or before c of a group that begins at most
+ * maxlen before a (live blocks do not overlap: an older one holding a
+ * was freed before a newer one there was allocated).  *later: the answer
+ * is the rule's second (another thread's block allocated after c). */
 static const sym_ent *page_find(const sym_page *p, uint64_t a, uint64_t c,
-				uint32_t thread)
+				uint32_t thread, bool *later)
 {
-	const sym_ent *e = p->ids;
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
+	uint32_t top = grp_upto(p, a);
+	*later = false;
+	for (uint32_t k = top; k > 0 && a - p->g[k - 1].lo < p->maxlen; k--) {
+		const sym_grp *g = &p->g[k - 1];
+		uint32_t j = ent_upto(g, c);
+		if (j && a < g->e[j - 1].hi && g->e[j - 1].free > c)
+			return &g->e[j - 1];
 	}
-	const sym_ent *best = NULL;
-	for (size_t k = lo; k > 0 && a - e[k - 1].lo < p->maxlen; k--)
-		if (a < e[k - 1].hi && e[k - 1].alloc <= c && (!best || e[k - 1].alloc > best->alloc))
-			best = &e[k - 1];
-	if (best && best->free > c)
-		return best;
 	/* none live at c: the first allocated there after c by another
 	 * thread */
 	const sym_ent *first = NULL;
-	for (size_t k = lo; k > 0 && a - e[k - 1].lo < p->maxlen; k--) {
-		const sym_ent *b = &e[k - 1];
-		if (a < b->hi && b->alloc > c && b->thread != thread &&
-		    (!first || b->alloc < first->alloc))
-			first = b;
+	for (uint32_t k = top; k > 0 && a - p->g[k - 1].lo < p->maxlen; k--) {
+		const sym_grp *g = &p->g[k - 1];
+		for (uint32_t j = ent_upto(g, c); j < g->n; j++) {
+			const sym_ent *b = &g->e[j];
+			if (a < b->hi && b->thread != thread) {
+				if (!first || b->alloc < first->alloc)
+					first = b;
+				break;
+			}
+		}
 	}
+	*later = first != NULL;
 	return first;
 }
 
 static bool heap_find(sym_view *v, uint64_t a)
 {
 	const sym_ent *e = NULL;
+	bool later = false;
 	if (cappages) {
 		sym_page *p = page_slot(a >> 12);
 		if (p->page)
-			e = page_find(p, a, v->seq, v->thread);
+			e = page_find(p, a, v->seq, v->thread, &later);
 	}
 	sym_ent be;
 	if (!e && nbig) {
@@ -624,6 +689,7 @@ static bool heap_find(sym_view *v, uint64_t a)
 		if (b) {
 			be = (sym_ent){ b->lo, b->hi, b->alloc, b->free, b->site, 0, b->n, b->thread };
 			e = &be;
+			later = b->alloc > v->seq;
 		}
 	}
 	if (!e)
@@ -632,6 +698,11 @@ static bool heap_find(sym_view *v, uint64_t a)
 	v->heap_n = b->n;
 	v->lo = b->lo;
 	v->hi = b->hi;
+	if (later) {	/* holds for a alone: a block live at the view's
+			 * time may hold the addresses around it */
+		v->lo = a;
+		v->hi = a + 1;
+	}
 	v->base = b->lo;
 	v->heap = true;
 	v->site = b->site;
@@ -751,8 +822,11 @@ void sym_free(void)
 		free(objs[i].names);
 	}
 	free(objs);
-	for (size_t i = 0; i < cappages; i++)
-		free(pages[i].ids);
+	for (size_t i = 0; i < cappages; i++) {
+		for (uint32_t k = 0; k < pages[i].ng; k++)
+			free(pages[i].g[k].e);
+		free(pages[i].g);
+	}
 	free(pages);
 	free(blocks);
 	free(big);

@@ -983,7 +983,8 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		if (in->flow == FLOW_ICALL && has_probe(g, i, PR_TARGET))
 			fprintf(f, "\tsk_icall_check(t, 0x%" PRIx64 "ull, TARGET(0x%" PRIx64
 				"ull));\n", in->addr, in->addr);
-		if (in->flow == FLOW_CALL && routine_id(g->g->p, in->target) >= 0 &&
+		if (in->flow == FLOW_CALL && !call_needs_returned(g, b) &&
+		    routine_id(g->g->p, in->target) >= 0 &&
 		    !strcmp(g->g->p->routines[routine_id(g->g->p, in->target)].name,
 			    "skel_roi_begin")) {
 			char name[72];
