@@ -1113,6 +1113,12 @@ __asm__(".text\n"
 	"1:	ret\n"
 	".size rec_clone_raw, .-rec_clone_raw\n");
 
+/* The words of t's i-th job (of its ring of REC_JOBS). */
+static uint64_t *rec_job_words(const rec_thread *t, uint32_t i)
+{
+	return t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8);
+}
+
 /* t's oldest job written; t's waiters woken. */
 static void rec_job_run(rec_thread *t)
 {
@@ -1125,8 +1131,7 @@ static void rec_job_run(rec_thread *t)
 		  (R.zmode == 0 && rec_jobs_left(t) >= 2);
 	if (R.zmode == 2)
 		raw = j->first / (REC_BUF_BYTES / 8) % 2;
-	rec_values(t, j->first, t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8),
-		   j->n, raw);
+	rec_values(t, j->first, rec_job_words(t, i), j->n, raw);
 	rec_stamp(t, j->first + j->n, j->ns);
 	atomic_fetch_add(&R.values, j->n);
 	atomic_store_explicit(&t->jtail, i + 1, memory_order_release);
@@ -1336,8 +1341,7 @@ void rec_flush_full(rec_thread *t)
 		size_t n = (size_t)(t->guard - t->sent);
 		uint32_t i = atomic_load_explicit(&t->jhead, memory_order_relaxed);
 		struct rec_job *j = &t->jobs[i % REC_JOBS];
-		rec_copy_words(t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8),
-			       t->sent, n);
+		rec_copy_words(rec_job_words(t, i), t->sent, n);
 		j->first = t->written;
 		j->n = n;
 		j->ns = rec_now_ns();
