@@ -101,14 +101,15 @@ typedef struct rec_thread {
 	/* Full buffers handed to the flusher (rec_flush_full), a ring of
 	 * REC_JOBS: job i's words copied to jbuf's (i % REC_JOBS)-th
 	 * buffer, with the stream index of the first, their number, the
-	 * time of the hand-over.  Jobs jtail..jhead-1 are the flusher's,
+	 * time of the hand-over, and the thread's HEAP events stored by
+	 * then (the flusher writes them first: they precede the words).  Jobs jtail..jhead-1 are the flusher's,
 	 * and while there is one, so are pack and the compressor;
 	 * everything else that writes for the thread waits until jtail
 	 * reaches jhead (rec_job_wait), and a hand-over waits for a free
 	 * slot. */
 	uint64_t *jbuf;
 	struct rec_job {
-		uint64_t first, n, ns;
+		uint64_t first, n, ns, heap;
 	} jobs[REC_JOBS];
 	_Atomic uint32_t jhead, jtail;
 	_Atomic int zlag;	/* the thread waited for a job: the next one
@@ -603,7 +604,11 @@ void rec_heap_thread(rec_thread *t);
 /* t's HEAP events not written yet, as chunks; under t->lock, before
  * its VALUES (rec_flush_locked). */
 void rec_heap_flush(rec_thread *t);
-int rec_heap_pending(const rec_thread *t);	/* events not yet written */
+/* The flusher's: t's events up to the `upto`-th written by write (which
+ * does not wait for t's jobs); rec_heap_stored: the events stored. */
+void rec_heap_flush_upto(rec_thread *t, uint64_t upto,
+			 void (*write)(uint32_t, uint32_t, const void *, size_t));
+uint64_t rec_heap_stored(const rec_thread *t);
 /* The calling thread's events written now: before a thread it creates
  * starts, so that the replay of that thread knows the blocks it is
  * handed (skel run). */

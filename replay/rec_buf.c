@@ -1131,6 +1131,7 @@ static void rec_job_run(rec_thread *t)
 		  (R.zmode == 0 && rec_jobs_left(t) >= 2);
 	if (R.zmode == 2)
 		raw = j->first / (REC_BUF_BYTES / 8) % 2;
+	rec_heap_flush_upto(t, j->heap, rec_chunk_raw);
 	rec_values(t, j->first, rec_job_words(t, i), j->n, raw);
 	rec_stamp(t, j->first + j->n, j->ns);
 	atomic_fetch_add(&R.values, j->n);
@@ -1331,9 +1332,10 @@ void rec_flush_full(rec_thread *t)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
-	/* START and heap events are written by the thread, after the jobs
-	 * before them; else a free slot is all this one needs */
-	if (!t->started || rec_heap_pending(t))
+	/* START is written by the thread, after the jobs before it; else
+	 * a free slot is all this one needs (the job takes the heap events
+	 * before its words along) */
+	if (!t->started)
 		rec_flush_locked(t, NULL, 0);
 	else
 		rec_job_await(t, rec_job_slot);
@@ -1345,6 +1347,7 @@ void rec_flush_full(rec_thread *t)
 		j->first = t->written;
 		j->n = n;
 		j->ns = rec_now_ns();
+		j->heap = rec_heap_stored(t);
 		t->written += n;
 		atomic_store_explicit(&t->jhead, i + 1, memory_order_release);
 		atomic_fetch_add(&rec_jobs, 1);

@@ -31,7 +31,11 @@ void *__libc_realloc(void *p, size_t n);
 void __libc_free(void *p);
 void *__libc_memalign(size_t align, size_t n);
 
-#define REC_HEAP_RING 256u	/* events per thread between writes */
+/* events per thread between writes: a full buffer handed to the
+ * flusher takes those before its words along (rec_flush_full), so the
+ * thread writes them itself (and waits for the flusher) only when more
+ * than this many come within one buffer's words */
+#define REC_HEAP_RING 4096u
 
 typedef struct rec_heap {
 	vt_heap_event ev[REC_HEAP_RING];
@@ -116,25 +120,32 @@ static void rec_heap_note(rec_thread *t, uint32_t kind, void *p, size_t size,
 	rec_heap_add(t, e);	/* errno untouched: no libc */
 }
 
-void rec_heap_flush(rec_thread *t)
+void rec_heap_flush_upto(rec_thread *t, uint64_t upto,
+			 void (*write)(uint32_t, uint32_t, const void *, size_t))
 {
 	rec_heap *h = atomic_load_explicit(&t->heap, memory_order_acquire);
 	if (!h)
 		return;
-	uint64_t n = atomic_load_explicit(&h->n, memory_order_acquire);
-	while (h->sent < n) {
-		uint64_t i = h->sent % REC_HEAP_RING, k = n - h->sent;
+	while (h->sent < upto) {
+		uint64_t i = h->sent % REC_HEAP_RING, k = upto - h->sent;
 		if (k > REC_HEAP_RING - i)
 			k = REC_HEAP_RING - i;	/* the ring wraps: two chunks */
-		rec_chunk(VT_HEAP, t->index, &h->ev[i], k * sizeof *h->ev);
-		h->sent += k;
+		write(VT_HEAP, t->index, &h->ev[i], k * sizeof *h->ev);
+		/* read before the slots are given back */
+		atomic_thread_fence(memory_order_release);
+		*(volatile uint64_t *)&h->sent = h->sent + k;
 	}
 }
 
-int rec_heap_pending(const rec_thread *t)
+uint64_t rec_heap_stored(const rec_thread *t)
 {
 	rec_heap *h = atomic_load_explicit(&t->heap, memory_order_acquire);
-	return h && atomic_load_explicit(&h->n, memory_order_acquire) != h->sent;
+	return h ? atomic_load_explicit(&h->n, memory_order_acquire) : 0;
+}
+
+void rec_heap_flush(rec_thread *t)
+{
+	rec_heap_flush_upto(t, rec_heap_stored(t), rec_chunk);
 }
 
 void rec_heap_publish(void)

@@ -15,6 +15,9 @@
  *            makes one more
  *   rawexit  three passes, then the exit system call of its own (no libc
  *            exit path: the recorder does not see it)
+ *   heap     a pass, then two that also allocate, write and free a block
+ *            every 16 elements (5,000 heap events a pass, some 1,700 a
+ *            buffer: the flusher writes them before each buffer's words)
  * Prints a checksum per process. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -51,6 +54,32 @@ static unsigned long pass(unsigned seed)
 			sum ^= key[i] << 1;
 		p = next[p];
 		sum += key[p];
+	}
+	return sum;
+}
+
+/* the pass, with a block of 64 kept live replaced every 16 elements */
+static unsigned long heap_pass(unsigned seed)
+{
+	static unsigned *live[64];
+	unsigned long sum = 0;
+	unsigned p = seed % N;
+	for (unsigned i = 0; i < N; i++) {
+		if ((key[i] ^ seed) & 4)
+			sum += key[i];
+		else
+			sum ^= key[i] << 1;
+		p = next[p];
+		sum += key[p];
+		if (i % 16 == 0) {
+			unsigned k = i / 16 % 64;
+			free(live[k]);
+			live[k] = malloc(8 + key[i] % 64 * 4);
+			if (!live[k])
+				exit(2);
+			live[k][1] = p;
+			sum += live[k][1];
+		}
 	}
 	return sum;
 }
@@ -114,6 +143,8 @@ int main(int argc, char **argv)
 		printf("%lx\n", sum);
 		fflush(stdout);
 		quick_exit(7);
+	} else if (!strcmp(mode, "heap")) {
+		sum += heap_pass(2) + heap_pass(3);
 	} else if (!strcmp(mode, "rawexit")) {
 		sum += pass(2) + pass(3);
 		printf("%lx\n", sum);

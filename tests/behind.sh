@@ -6,7 +6,8 @@
 # (SKEL_ASYNC=0, the path skel check's valgrind runs compare with lackey),
 # and the two replays must give the same trace: the same accesses in the
 # same order per thread, for the program, a forked child, threads, an
-# exec and a crash.  The flusher must have had buffers handed to it (the
+# exec, a crash, and heap events (whose --symbolize objects must be the
+# same too).  The flusher must have had buffers handed to it (the
 # recorder's STATS), and output and exit status must be the native ones.
 cd "$(dirname "$0")/.." || exit 1
 export SKEL_SCOPE=main
@@ -33,7 +34,7 @@ same_threads() { # a.txt b.txt
 	cmp -s "$1.main" "$2.main" && cmp -s "$1.lens" "$2.lens"
 }
 
-for c in plain fork threads exec crash quick; do
+for c in plain fork threads exec crash quick heap; do
 	"$b" $c >"$tmp/native.out" 2>/dev/null; nst=$?
 	for m in 1 0; do
 		d="$tmp/m$m"
@@ -44,6 +45,8 @@ for c in plain fork threads exec crash quick; do
 		cmp -s "$d/out" "$tmp/native.out" || bad "$c, SKEL_ASYNC=$m: output differs from native"
 		./skel replay "$b.c" "$d/v" -o "$d/t.txt" 2>"$d/rep.err"
 		echo $? >"$d/rep.st"
+		[ $c = heap ] && ./skel replay "$b.c" "$d/v" --format csv --symbolize \
+			-o "$d/sym.csv" 2>>"$d/rep.err"
 		for cf in "$d"/v.[0-9]*; do
 			[ -f "$cf" ] || continue
 			pid=${cf##*.}
@@ -65,6 +68,13 @@ for c in plain fork threads exec crash quick; do
 	else
 		cmp -s "$tmp/m1/t.txt" "$tmp/m0/t.txt" ||
 			bad "$c: traces differ with and without the flusher: $(cmp "$tmp/m1/t.txt" "$tmp/m0/t.txt")"
+	fi
+	if [ $c = heap ]; then
+		# two passes, a write into a fresh block every 16 of 40000
+		hn=$(grep -c ',heap#' "$tmp/m1/sym.csv")
+		[ "$hn" -eq 5000 ] || bad "heap: $hn accesses in heap blocks, not 5000"
+		cmp -s "$tmp/m1/sym.csv" "$tmp/m0/sym.csv" ||
+			bad "heap: the objects differ with and without the flusher: $(cmp "$tmp/m1/sym.csv" "$tmp/m0/sym.csv")"
 	fi
 	if [ $c = fork ]; then
 		[ -s "$tmp/m1/child.txt" ] || bad "fork: the child's trace is empty"
