@@ -43,23 +43,9 @@ static void fill(void)
 	}
 }
 
-static unsigned long pass(unsigned seed)
-{
-	unsigned long sum = 0;
-	unsigned p = seed % N;
-	for (unsigned i = 0; i < N; i++) {
-		if ((key[i] ^ seed) & 4)
-			sum += key[i];
-		else
-			sum ^= key[i] << 1;
-		p = next[p];
-		sum += key[p];
-	}
-	return sum;
-}
-
-/* the pass, with a block of 64 kept live replaced every 16 elements */
-static unsigned long heap_pass(unsigned seed)
+/* A pass; with `heap`, a block of 64 kept live is replaced (allocated,
+ * written, the old one freed) every 16 elements. */
+static unsigned long walk(unsigned seed, int heap)
 {
 	static unsigned *live[64];
 	unsigned long sum = 0;
@@ -71,7 +57,7 @@ static unsigned long heap_pass(unsigned seed)
 			sum ^= key[i] << 1;
 		p = next[p];
 		sum += key[p];
-		if (i % 16 == 0) {
+		if (heap && i % 16 == 0) {
 			unsigned k = i / 16 % 64;
 			free(live[k]);
 			live[k] = malloc(8 + key[i] % 64 * 4);
@@ -82,6 +68,11 @@ static unsigned long heap_pass(unsigned seed)
 		}
 	}
 	return sum;
+}
+
+static unsigned long pass(unsigned seed)
+{
+	return walk(seed, 0);
 }
 
 /* no malloc: which arena a thread's block comes from follows the
@@ -144,7 +135,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		quick_exit(7);
 	} else if (!strcmp(mode, "heap")) {
-		sum += heap_pass(2) + heap_pass(3);
+		sum += walk(2, 1) + walk(3, 1);
 	} else if (!strcmp(mode, "rawexit")) {
 		sum += pass(2) + pass(3);
 		printf("%lx\n", sum);
