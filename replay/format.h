@@ -267,9 +267,10 @@ int patch_reg_parse(const char *name);
  * Version 2: the header and every chunk carry a check (vt_check), a VALUES
  * payload starts with the index of its first word in the thread's stream,
  * and THREAD_END's count is checked against the words received.
- * Version 3: a VALUES payload holds its words packed (vt_pack below). */
+ * Version 3: a VALUES payload holds its words packed (vt_pack below).
+ * Version 4: a code per word (vt_pack), none for a run of outcomes. */
 #define VT_MAGIC "SKELVAL"	/* 8 bytes with its NUL */
-#define VT_VERSION 3
+#define VT_VERSION 4
 #define VT_CHUNK_MAGIC 0x4b48434bu	/* "KCHK" */
 #define VT_HEADER_SIZE 104
 #define VT_CHUNK_HEADER_SIZE 24
@@ -344,26 +345,45 @@ static inline void vt_header_seal(vt_header *h)
  * outcomes are words 0 and 1, and most other words are small (the
  * probes record differences: PATCH_DREG, PATCH_DSP, PATCH_SWORD).
  *
- * A packed VALUES payload: vt_packed (first word's index, words, tokens,
- * data bytes), a 4-bit code per token (two a byte, the first in the low
- * half), the tokens' data bytes, zero bytes to a multiple of 8.  Codes:
- *   0..8  one word w by its zigzag z = w << 1 ^ -(w >> 63): `code` data
- *         bytes, little-endian (z < 2^(8 code))
- *   9, 10 1 to 7 (9: one data byte) or 1 to 15 (10: two, little-endian)
- *         words, each 0 or 1: the bits below the highest set bit of the
- *         data, from bit 0 up
- * Codes and data are apart so that a reader finds where each token's
- * data starts by a running sum of lengths it knows from the codes, not by
- * reading the data first: tens of millions of words a second each way. */
+ * A packed VALUES payload (version 4): vt_packed (first word's index,
+ * words, tokens = words, data bytes), a 4-bit code per word (two a byte,
+ * the first in the low half; with an odd number of words the last half
+ * byte is 0), the words' data bytes, zero bytes to a multiple of 8.
+ * Codes:
+ *   0..8  the word w by its zigzag z = w << 1 ^ -(w >> 63): `code` data
+ *         bytes, little-endian (z < 2^(8 code)); 0: the word 0
+ *   9     the word 1 (a taken branch), no data
+ * Every word has a code of its own, so packing and unpacking do the same
+ * few steps for each word, without a branch that depends on the data:
+ * version 3 gathered runs of outcomes into one code (1.7 bits an outcome
+ * in a long run, 12 for one between two values), and its packer, on the
+ * recorder's flusher thread, took 3-4 ns a word on streams that mix the
+ * two, mostly mispredicted branches; this one about 1.5 ns, in files
+ * of about the same size (docs/formats.md, "Packed values").  Codes and
+ * data are apart so that a reader finds where each word's data starts by
+ * a running sum of lengths it knows from the codes. */
 typedef struct vt_packed {
 	uint64_t first;		/* the index of its first word in the stream */
 	uint64_t words;
-	uint32_t tokens;
+	uint32_t tokens;	/* = words */
 	uint32_t data;		/* bytes */
 } vt_packed;
 #define VT_PACK_MAX 8		/* data bytes of one word at most */
-#define VT_CODE_BITS1 9
-#define VT_CODE_BITS2 10
+#define VT_CODE_ONE 9
+
+/* The code of zigzag z (vt_pack). */
+static inline unsigned vt_pack_code(uint64_t z)
+{
+	static const uint8_t len[65] = {
+		0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+		3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+		5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
+		7, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8,
+	};
+	unsigned c = len[64 - __builtin_clzll(z | 1)];
+	c = z ? c : 0;
+	return z == 2 ? VT_CODE_ONE : c;
+}
 
 /* Packs words w[0..n): codes into ctl (n / 2 + 1 bytes at most), data
  * into data, `room` bytes at most for both; returns the words packed,
@@ -373,38 +393,23 @@ typedef struct vt_packed {
 static inline size_t vt_pack(const uint64_t *w, size_t n, uint8_t *ctl, uint8_t *data,
 			     size_t room, uint32_t *tokens, uint32_t *ndata)
 {
-	static const uint8_t len[65] = {
-		0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-		3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
-		5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6,
-		7, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8,
-	};
-	size_t i = 0, t = 0, d = 0;
-	while (i < n && t / 2 + 1 + d + VT_PACK_MAX <= room) {
-		unsigned code;
-		if (w[i] <= 1) {
-			unsigned b = 0, k = 0;
-			while (i < n && w[i] <= 1 && k < 15)
-				b |= (unsigned)w[i++] << k++;
-			b |= 1u << k;
-			code = k < 8 ? VT_CODE_BITS1 : VT_CODE_BITS2;
-			data[d] = (uint8_t)b;
-			data[d + 1] = (uint8_t)(b >> 8);
-			d += code - 8;
-		} else {
-			uint64_t z = w[i] << 1 ^ (0 - (w[i] >> 63));
-			code = len[64 - __builtin_clzll(z)];
-			__builtin_memcpy(data + d, &z, 8);
-			d += code;
-			i++;
-		}
-		if (t & 1)
-			ctl[t / 2] = (uint8_t)(ctl[t / 2] | code << 4);
-		else
-			ctl[t / 2] = (uint8_t)code;
-		t++;
+	size_t i = 0, d = 0;
+	/* two words (a code byte) at a time, room for both */
+	while (i < n && i / 2 + 1 + d + (i + 1 < n ? 2 : 1) * VT_PACK_MAX <= room) {
+		uint64_t z0 = w[i] << 1 ^ (0 - (w[i] >> 63)), z1 = 0;
+		if (i + 1 < n)
+			z1 = w[i + 1] << 1 ^ (0 - (w[i + 1] >> 63));
+		unsigned c0 = vt_pack_code(z0), c1 = vt_pack_code(z1);
+		__builtin_memcpy(data + d, &z0, 8);
+		d += c0 > 8 ? 0 : c0;
+		__builtin_memcpy(data + d, &z1, 8);
+		d += c1 > 8 ? 0 : c1;
+		ctl[i / 2] = (uint8_t)(c0 | c1 << 4);
+		i += 2;
 	}
-	*tokens = (uint32_t)t;
+	if (i > n)
+		i = n;	/* an odd last word: its pair's code is 0, no data */
+	*tokens = (uint32_t)i;
 	*ndata = (uint32_t)d;
 	return i;
 }
@@ -418,11 +423,9 @@ static inline size_t vt_packed_head(uint32_t tokens)
 }
 
 /* A packed VALUES payload's n words into w, which has room for
- * VT_UNPACK_SLACK more (bit tokens are written 16 words at a time): 0,
- * or -1 when the payload
- * is not what vt_pack makes (sizes that do not add up, a code 11..15, a
- * bit token without its top bit or with more words than are left, data
- * left over or missing, padding not zero). */
+ * VT_UNPACK_SLACK more: 0, or -1 when the payload is not what vt_pack
+ * makes (sizes that do not add up, a code 10..15, the half byte after an
+ * odd last word not 0, data left over or missing, padding not zero). */
 static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
 {
 	vt_packed h;
@@ -430,56 +433,41 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 		return -1;
 	__builtin_memcpy(&h, p, sizeof h);
 	size_t head = vt_packed_head(h.tokens);
-	if (h.words != n || head > nbytes || h.data > nbytes - head ||
+	if (h.words != n || h.tokens != n || head > nbytes || h.data > nbytes - head ||
 	    nbytes - head - h.data >= 8)
 		return -1;
 	for (size_t i = head + h.data; i < nbytes; i++)
 		if (p[i])
 			return -1;
 	const uint8_t *ctl = p + sizeof h, *d = p + head, *dend = d + h.data;
-	/* data loads of 8 bytes while 8 are left in the payload */
-	const uint8_t *fast = p + nbytes - 8;
-	static const uint64_t mask[9] = {
+	if (n % 2 && ctl[n / 2] >> 4)
+		return -1;
+	static const uint64_t mask[16] = {
 		0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
-		0xffffffffffffull, 0xffffffffffffffull, ~0ull,
+		0xffffffffffffull, 0xffffffffffffffull, ~0ull, 0,
 	};
-	uint64_t o = 0;
-	for (uint32_t t = 0; t < h.tokens; t++) {
-		unsigned code = ctl[t / 2] >> (t & 1) * 4 & 15;
+	static const uint8_t dlen[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 0 };
+	/* data loads of 8 bytes while 8 are left in the payload: all but
+	 * the last few words */
+	const uint8_t *fast = p + nbytes - 8;
+	unsigned bad = 0;
+	uint64_t i = 0;
+	for (; i < n; i++) {
+		unsigned code = ctl[i / 2] >> (i & 1) * 4 & 15;
 		uint64_t v = 0;
-		if (d <= fast)
+		if (__builtin_expect(d <= fast, 1))
 			__builtin_memcpy(&v, d, 8);
 		else
 			for (unsigned j = 0; j < 8 && d + j < dend; j++)
 				v |= (uint64_t)d[j] << 8 * j;
-		if (code <= 8) {
-			if (o == n)
-				return -1;
-			v &= mask[code];
-			w[o++] = v >> 1 ^ (0 - (v & 1));
-			d += code;
-			continue;
-		}
-		if (code > VT_CODE_BITS2)
+		bad |= code > VT_CODE_ONE;
+		v &= mask[code];
+		w[i] = (v >> 1 ^ (0 - (v & 1))) | (code == VT_CODE_ONE);
+		d += dlen[code];
+		if (__builtin_expect(d > dend, 0))
 			return -1;
-		v &= code == VT_CODE_BITS1 ? 0xff : 0xffff;
-		if (v < 2)
-			return -1;
-		unsigned k = 63u - (unsigned)__builtin_clzll(v);
-		if (k > n - o)
-			return -1;
-		uint64_t *b = w + o;
-		b[0] = v & 1, b[1] = v >> 1 & 1, b[2] = v >> 2 & 1, b[3] = v >> 3 & 1;
-		b[4] = v >> 4 & 1, b[5] = v >> 5 & 1, b[6] = v >> 6 & 1;
-		if (k > 7) {
-			b[7] = v >> 7 & 1, b[8] = v >> 8 & 1, b[9] = v >> 9 & 1;
-			b[10] = v >> 10 & 1, b[11] = v >> 11 & 1, b[12] = v >> 12 & 1;
-			b[13] = v >> 13 & 1, b[14] = v >> 14 & 1;
-		}
-		o += k;
-		d += code - 8;
 	}
-	return o == n && d == dend ? 0 : -1;
+	return bad || d != dend ? -1 : 0;
 }
 
 /* THREAD_END's flags (a payload of 8 bytes has none): the stream ended

@@ -470,27 +470,30 @@ static void test_older_version_refused(void **state)
 	make(&f);
 	vt_header h;
 	memcpy(&h, f.buf, sizeof h);
-	h.version = 2;	/* words not packed */
+	h.version = 3;	/* runs of outcomes in one code */
 	vt_header_seal(&h);
 	memcpy(f.buf, &h, sizeof h);
-	expect(f.buf, f.n, "unsupported version 2 (want 3): recorded by an older skel");
+	expect(f.buf, f.n, "unsupported version 3 (want 4): recorded by an older skel");
 }
 
-/* Packing, worked by hand from format.h's description of the tokens. */
+/* Worked by hand from format.h (version 4): a code per word, two a
+ * byte, the first in the low half; data: the zigzag's bytes. */
 static const uint64_t pk_words[] = {
-	0, 1, 1, 0, 1, 0, 0,	/* 7 outcomes, code 9: 0b0010110 | 1 << 7 */
-	5,			/* z 10: code 1 */
-	(uint64_t)-3,		/* z 5: code 1 */
-	300,			/* z 600 = 0x258: code 2 */
-	1ull << 40,		/* z 2^41, 42 bits: code 6 */
-	(uint64_t)-1,		/* z 1: code 1 */
-	1ull << 63,		/* z 2^64 - 1: code 8 */
-	1,			/* 1 outcome, code 9: 0b11 */
+	0,			/* code 0, no data */
+	1, 1,			/* code 9 each (the word 1), no data */
+	0,			/* code 0 */
+	5,			/* z 10: code 1, 0x0a */
+	(uint64_t)-3,		/* z 5: code 1, 0x05 */
+	300,			/* z 600 = 0x258: code 2, 0x58 0x02 */
+	1ull << 40,		/* z 2^41, 42 bits: code 6, 00 00 00 00 00 02 */
+	(uint64_t)-1,		/* z 1: code 1, 0x01 */
+	1ull << 63,		/* z 2^64 - 1: code 8, eight 0xff */
+	1,			/* code 9, and the odd word's other half 0 */
 };
-static const uint8_t pk_codes[] = { 0x19, 0x21, 0x16, 0x98 };
+static const uint8_t pk_codes[] = { 0x90, 0x09, 0x11, 0x62, 0x81, 0x09 };
 static const uint8_t pk_data[] = {
-	0x96, 0x0a, 0x05, 0x58, 0x02, 0, 0, 0, 0, 0, 0x02, 0x01,
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03,
+	0x0a, 0x05, 0x58, 0x02, 0, 0, 0, 0, 0, 0x02, 0x01,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 };
 enum { PK_N = sizeof pk_words / 8 };
 
@@ -516,29 +519,28 @@ static void test_pack_tokens_by_hand(void **state)
 	uint32_t tokens, ndata;
 	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, sizeof data - 8, &tokens, &ndata),
 			 PK_N);
-	assert_int_equal(tokens, 8);
+	assert_int_equal(tokens, PK_N);
 	assert_int_equal(ndata, sizeof pk_data);
 	assert_memory_equal(codes, pk_codes, sizeof pk_codes);
 	assert_memory_equal(data, pk_data, sizeof pk_data);
 	uint64_t w[PK_N + VT_UNPACK_SLACK];
-	size_t n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
-	assert_int_equal(n, 56);
+	size_t n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
+	assert_int_equal(n, 56);	/* 24 + 6 codes + 19 data, padded */
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N), 0);
 	assert_memory_equal(w, pk_words, sizeof pk_words);
-	/* sixteen outcomes in a row: a token of 15 (code 10), one of 1 */
+	/* sixteen outcomes 1: sixteen codes 9, no data */
 	uint64_t ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 	assert_int_equal(vt_pack(ones, 16, codes, data, sizeof data - 8, &tokens, &ndata), 16);
-	assert_int_equal(tokens, 2);
-	assert_int_equal(codes[0], 0x9a);
-	assert_int_equal(ndata, 3);
-	assert_int_equal(data[0], 0xff);
-	assert_int_equal(data[1], 0xff);
-	assert_int_equal(data[2], 0x03);
-	/* 12 bytes of room: a token is packed only with room for its code
-	 * and VT_PACK_MAX data bytes: the outcomes, 5 and -3, not 300 */
-	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, 12, &tokens, &ndata), 9);
-	assert_int_equal(tokens, 3);
-	assert_int_equal(ndata, 3);
+	assert_int_equal(tokens, 16);
+	assert_int_equal(codes[0], 0x99);
+	assert_int_equal(codes[7], 0x99);
+	assert_int_equal(ndata, 0);
+	/* 24 bytes of room: a pair is packed only with room for its code
+	 * byte and 2 * VT_PACK_MAX data bytes: 0 1, 1 0, 5 -3 (2 bytes),
+	 * 300 2^40 (8 more: 3 + 1 + 10 + 16 > 24 stops the next) */
+	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, 24, &tokens, &ndata), 8);
+	assert_int_equal(tokens, 8);
+	assert_int_equal(ndata, 10);
 }
 
 /* Payloads that are not what vt_pack makes are refused. */
@@ -547,25 +549,25 @@ static void test_unpack_refuses_bad_payloads(void **state)
 	(void)state;
 	uint64_t w[PK_N + VT_UNPACK_SLACK];
 	uint8_t p[256];
-	size_t n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
+	size_t n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N - 1), -1);	/* not its words */
-	p[24 + 4 + sizeof pk_data] = 1;	/* padding not zero */
+	p[24 + sizeof pk_codes + sizeof pk_data] = 1;	/* padding not zero */
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);
-	n = pk_payload(p, PK_N, 8, pk_codes, pk_data, sizeof pk_data);
+	n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
 	memset(p + n, 0, 8);
 	assert_int_equal(vt_values_unpack(p, n + 8, w, PK_N), -1);	/* 8 bytes more */
 	assert_int_equal(vt_values_unpack(p, 16, w, PK_N), -1);	/* cut */
-	const uint8_t c11[] = { 0x0b }, c9[] = { 0x09 }, c1[] = { 0x01 };
-	const uint8_t one[] = { 0x01 }, seven[] = { 0x96 }, two[] = { 0x05, 0x00 };
-	n = pk_payload(p, 1, 1, c11, one, 1);	/* code 11 */
+	n = pk_payload(p, PK_N, PK_N - 1, pk_codes, pk_data, sizeof pk_data);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);	/* tokens not words */
+	const uint8_t c10[] = { 0x0a }, odd[] = { 0x10 }, c1[] = { 0x01 }, c11[] = { 0x11 };
+	const uint8_t two[] = { 0x05, 0x00 };
+	n = pk_payload(p, 1, 1, c10, two, 0);	/* code 10 */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
-	n = pk_payload(p, 1, 1, c9, one, 1);	/* bits without their top bit */
+	n = pk_payload(p, 1, 1, odd, two, 0);	/* a code after the odd last word */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
-	n = pk_payload(p, 5, 1, c9, seven, 1);	/* 7 outcomes, 5 words */
-	assert_int_equal(vt_values_unpack(p, n, w, 5), -1);
 	n = pk_payload(p, 1, 1, c1, two, 2);	/* a data byte left over */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
-	n = pk_payload(p, 2, 1, c1, two, 1);	/* a word missing */
+	n = pk_payload(p, 2, 2, c11, two, 1);	/* the second word's byte missing */
 	assert_int_equal(vt_values_unpack(p, n, w, 2), -1);
 	n = pk_payload(p, 1, 1, c1, two, 1);	/* and whole */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), 0);
