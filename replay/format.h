@@ -346,30 +346,32 @@ static inline void vt_header_seal(vt_header *h)
  * probes record differences: PATCH_DREG, PATCH_DSP, PATCH_SWORD).
  *
  * A packed VALUES payload (version 4): vt_packed (first word's index,
- * words, tokens = words, data bytes), a 4-bit code per word (two a byte,
- * the first in the low half; with an odd number of words the last half
- * byte is 0), the words' data bytes, zero bytes to a multiple of 8.
- * Codes:
+ * words, tokens = twice the code bytes, data bytes), the code bytes, the
+ * data bytes, zero bytes to a multiple of 8.  A code byte is either
+ * VT_CODE_RUN (0xff): the next eight words are outcomes (0 or 1), bit j
+ * of one data byte the j-th; or two 4-bit codes, a word each, the first
+ * in the low half (an odd last word leaves the high half 0):
  *   0..8  the word w by its zigzag z = w << 1 ^ -(w >> 63): `code` data
  *         bytes, little-endian (z < 2^(8 code)); 0: the word 0
  *   9     the word 1 (a taken branch), no data
- * Every word has a code of its own, so packing and unpacking do the same
- * few steps for each word, without a branch that depends on the data:
- * version 3 gathered runs of outcomes into one code (1.7 bits an outcome
- * in a long run, 12 for one between two values), and its packer, on the
- * recorder's flusher thread, took 3-4 ns a word on streams that mix the
- * two, mostly mispredicted branches; this one about 1.5 ns, in files
- * of about the same size (docs/formats.md, "Packed values").  Codes and
- * data are apart so that a reader finds where each word's data starts by
- * a running sum of lengths it knows from the codes. */
+ * The packer takes eight outcomes at once when the next eight words are
+ * all 0 or 1 (one OR of the eight), else two words, each with its code:
+ * it does the same few steps for every pair, without a branch that
+ * depends on the data, but for the one that finds runs, which changes
+ * rarely.  Version 3 gathered any run of outcomes into one token, and
+ * its packer, on the recorder's flusher thread, took 3-4 ns a word on
+ * streams that mix outcomes and values, mostly mispredicted branches.
+ * Codes and data are apart so that a reader finds where each word's data
+ * starts by a running sum of lengths it knows from the codes. */
 typedef struct vt_packed {
 	uint64_t first;		/* the index of its first word in the stream */
 	uint64_t words;
-	uint32_t tokens;	/* = words */
+	uint32_t tokens;	/* twice the code bytes */
 	uint32_t data;		/* bytes */
 } vt_packed;
 #define VT_PACK_MAX 8		/* data bytes of one word at most */
 #define VT_CODE_ONE 9
+#define VT_CODE_RUN 0xff	/* a code byte: eight outcomes, a data byte */
 
 /* The code of zigzag z (vt_pack). */
 static inline unsigned vt_pack_code(uint64_t z)
@@ -393,9 +395,21 @@ static inline unsigned vt_pack_code(uint64_t z)
 static inline size_t vt_pack(const uint64_t *w, size_t n, uint8_t *ctl, uint8_t *data,
 			     size_t room, uint32_t *tokens, uint32_t *ndata)
 {
-	size_t i = 0, d = 0;
-	/* two words (a code byte) at a time, room for both */
-	while (i < n && i / 2 + 1 + d + (i + 1 < n ? 2 : 1) * VT_PACK_MAX <= room) {
+	size_t i = 0, d = 0, t = 0;
+	/* a code byte at a time, room for its data */
+	while (i < n && t + 1 + d + (i + 1 < n ? 2 : 1) * VT_PACK_MAX <= room) {
+		if (i + 8 <= n) {
+			uint64_t o = w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] |
+				     w[i + 5] | w[i + 6] | w[i + 7];
+			if (o <= 1) {	/* eight outcomes: a byte of bits */
+				data[d++] = (uint8_t)(w[i] | w[i + 1] << 1 | w[i + 2] << 2 |
+						      w[i + 3] << 3 | w[i + 4] << 4 |
+						      w[i + 5] << 5 | w[i + 6] << 6 | w[i + 7] << 7);
+				ctl[t++] = VT_CODE_RUN;
+				i += 8;
+				continue;
+			}
+		}
 		uint64_t z0 = w[i] << 1 ^ (0 - (w[i] >> 63)), z1 = 0;
 		if (i + 1 < n)
 			z1 = w[i + 1] << 1 ^ (0 - (w[i + 1] >> 63));
@@ -404,12 +418,12 @@ static inline size_t vt_pack(const uint64_t *w, size_t n, uint8_t *ctl, uint8_t 
 		d += c0 > 8 ? 0 : c0;
 		__builtin_memcpy(data + d, &z1, 8);
 		d += c1 > 8 ? 0 : c1;
-		ctl[i / 2] = (uint8_t)(c0 | c1 << 4);
+		ctl[t++] = (uint8_t)(c0 | c1 << 4);
 		i += 2;
 	}
 	if (i > n)
 		i = n;	/* an odd last word: its pair's code is 0, no data */
-	*tokens = (uint32_t)i;
+	*tokens = (uint32_t)(2 * t);
 	*ndata = (uint32_t)d;
 	return i;
 }
@@ -433,15 +447,14 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 		return -1;
 	__builtin_memcpy(&h, p, sizeof h);
 	size_t head = vt_packed_head(h.tokens);
-	if (h.words != n || h.tokens != n || head > nbytes || h.data > nbytes - head ||
-	    nbytes - head - h.data >= 8)
+	if (h.words != n || h.tokens % 2 || h.tokens > 2 * n + 1 || head > nbytes ||
+	    h.data > nbytes - head || nbytes - head - h.data >= 8)
 		return -1;
 	for (size_t i = head + h.data; i < nbytes; i++)
 		if (p[i])
 			return -1;
-	const uint8_t *ctl = p + sizeof h, *d = p + head, *dend = d + h.data;
-	if (n % 2 && ctl[n / 2] >> 4)
-		return -1;
+	const uint8_t *ctl = p + sizeof h, *cend = ctl + h.tokens / 2;
+	const uint8_t *d = p + head, *dend = d + h.data;
 	static const uint64_t mask[16] = {
 		0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
 		0xffffffffffffull, 0xffffffffffffffull, ~0ull, 0,
@@ -451,23 +464,48 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	 * the last few words */
 	const uint8_t *fast = p + nbytes - 8;
 	unsigned bad = 0;
-	uint64_t i = 0;
-	for (; i < n; i++) {
-		unsigned code = ctl[i / 2] >> (i & 1) * 4 & 15;
+	uint64_t o = 0;
+	for (; ctl < cend; ctl++) {
+		unsigned b = *ctl;
 		uint64_t v = 0;
 		if (__builtin_expect(d <= fast, 1))
 			__builtin_memcpy(&v, d, 8);
 		else
 			for (unsigned j = 0; j < 8 && d + j < dend; j++)
 				v |= (uint64_t)d[j] << 8 * j;
-		bad |= code > VT_CODE_ONE;
-		v &= mask[code];
-		w[i] = (v >> 1 ^ (0 - (v & 1))) | (code == VT_CODE_ONE);
-		d += dlen[code];
+		if (b == VT_CODE_RUN) {
+			if (n - o < 8 || d >= dend)
+				return -1;
+			for (unsigned j = 0; j < 8; j++)
+				w[o + j] = v >> j & 1;
+			o += 8;
+			d++;
+			continue;
+		}
+		if (o == n)
+			return -1;
+		unsigned c0 = b & 15, c1 = b >> 4;
+		bad |= c0 > VT_CODE_ONE;
+		w[o++] = ((v & mask[c0]) >> 1 ^ (0 - (v & mask[c0] & 1))) | (c0 == VT_CODE_ONE);
+		d += dlen[c0];
+		if (o == n) {	/* an odd last word */
+			bad |= c1 != 0;
+			continue;
+		}
+		v = 0;
+		if (__builtin_expect(d <= fast, 1))
+			__builtin_memcpy(&v, d, 8);
+		else
+			for (unsigned j = 0; j < 8 && d + j < dend; j++)
+				v |= (uint64_t)d[j] << 8 * j;
+		bad |= c1 > VT_CODE_ONE;
+		v &= mask[c1];
+		w[o++] = (v >> 1 ^ (0 - (v & 1))) | (c1 == VT_CODE_ONE);
+		d += dlen[c1];
 		if (__builtin_expect(d > dend, 0))
 			return -1;
 	}
-	return bad || d != dend ? -1 : 0;
+	return bad || o != n || d != dend ? -1 : 0;
 }
 
 /* THREAD_END's flags (a payload of 8 bytes has none): the stream ended

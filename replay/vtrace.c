@@ -239,7 +239,7 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 				       " starts at word %" PRIu64 ", expected %" PRIu64
 				       " (a chunk lost or repeated)", t, off, n, o->words);
 		memcpy(&n, payload + 8, 8);
-		if (h->type == VT_VALUES && n > 2 * h->payload_bytes)	/* half a byte a word at least */
+		if (h->type == VT_VALUES && n > 4 * h->payload_bytes)	/* 8 outcomes in 2 bytes at most */
 			return vt_fail(err, "thread %u: the VALUES chunk at offset %" PRIu64
 				       " says %" PRIu64 " words, more than its %" PRIu64
 				       " bytes can hold", t, off, n, h->payload_bytes);

@@ -477,7 +477,8 @@ static void test_older_version_refused(void **state)
 }
 
 /* Worked by hand from format.h (version 4): a code per word, two a
- * byte, the first in the low half; data: the zigzag's bytes. */
+ * byte, the first in the low half; data: the zigzag's bytes (no eight
+ * outcomes in a row here: see the run below). */
 static const uint64_t pk_words[] = {
 	0,			/* code 0, no data */
 	1, 1,			/* code 9 each (the word 1), no data */
@@ -519,22 +520,36 @@ static void test_pack_tokens_by_hand(void **state)
 	uint32_t tokens, ndata;
 	assert_int_equal(vt_pack(pk_words, PK_N, codes, data, sizeof data - 8, &tokens, &ndata),
 			 PK_N);
-	assert_int_equal(tokens, PK_N);
+	assert_int_equal(tokens, 2 * sizeof pk_codes);
 	assert_int_equal(ndata, sizeof pk_data);
 	assert_memory_equal(codes, pk_codes, sizeof pk_codes);
 	assert_memory_equal(data, pk_data, sizeof pk_data);
-	uint64_t w[PK_N + VT_UNPACK_SLACK];
-	size_t n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
+	uint64_t w[PK_N + 16 + VT_UNPACK_SLACK];
+	size_t n = pk_payload(p, PK_N, 2 * sizeof pk_codes, pk_codes, pk_data, sizeof pk_data);
 	assert_int_equal(n, 56);	/* 24 + 6 codes + 19 data, padded */
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N), 0);
 	assert_memory_equal(w, pk_words, sizeof pk_words);
-	/* sixteen outcomes 1: sixteen codes 9, no data */
-	uint64_t ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
-	assert_int_equal(vt_pack(ones, 16, codes, data, sizeof data - 8, &tokens, &ndata), 16);
-	assert_int_equal(tokens, 16);
-	assert_int_equal(codes[0], 0x99);
-	assert_int_equal(codes[7], 0x99);
-	assert_int_equal(ndata, 0);
+	/* eight outcomes 1 0 1 1 0 0 0 1: one code byte 0xff and the data
+	 * byte 0b10001101; then 5 (code 1, 0x0a) alone: code byte 0x01 */
+	uint64_t run[9] = { 1, 0, 1, 1, 0, 0, 0, 1, 5 };
+	assert_int_equal(vt_pack(run, 9, codes, data, sizeof data - 8, &tokens, &ndata), 9);
+	assert_int_equal(tokens, 4);
+	assert_int_equal(codes[0], 0xff);
+	assert_int_equal(codes[1], 0x01);
+	assert_int_equal(ndata, 2);
+	assert_int_equal(data[0], 0x8d);
+	assert_int_equal(data[1], 0x0a);
+	n = pk_payload(p, 9, 4, codes, data, 2);
+	assert_int_equal(vt_values_unpack(p, n, w, 9), 0);
+	assert_memory_equal(w, run, sizeof run);
+	/* seven outcomes then 5: no run (8 words, not all 0 or 1): four
+	 * pairs, codes 9 0 | 9 9 | 0 0 | 9 1 */
+	uint64_t seven[8] = { 1, 0, 1, 1, 0, 0, 1, 5 };
+	assert_int_equal(vt_pack(seven, 8, codes, data, sizeof data - 8, &tokens, &ndata), 8);
+	assert_int_equal(tokens, 8);
+	const uint8_t seven_codes[] = { 0x09, 0x99, 0x00, 0x19 };
+	assert_memory_equal(codes, seven_codes, 4);
+	assert_int_equal(ndata, 1);
 	/* 24 bytes of room: a pair is packed only with room for its code
 	 * byte and 2 * VT_PACK_MAX data bytes: 0 1, 1 0, 5 -3 (2 bytes),
 	 * 300 2^40 (8 more: 3 + 1 + 10 + 16 > 24 stops the next) */
@@ -549,27 +564,38 @@ static void test_unpack_refuses_bad_payloads(void **state)
 	(void)state;
 	uint64_t w[PK_N + VT_UNPACK_SLACK];
 	uint8_t p[256];
-	size_t n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
+	size_t n = pk_payload(p, PK_N, 2 * sizeof pk_codes, pk_codes, pk_data, sizeof pk_data);
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N - 1), -1);	/* not its words */
 	p[24 + sizeof pk_codes + sizeof pk_data] = 1;	/* padding not zero */
 	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);
-	n = pk_payload(p, PK_N, PK_N, pk_codes, pk_data, sizeof pk_data);
+	n = pk_payload(p, PK_N, 2 * sizeof pk_codes, pk_codes, pk_data, sizeof pk_data);
 	memset(p + n, 0, 8);
 	assert_int_equal(vt_values_unpack(p, n + 8, w, PK_N), -1);	/* 8 bytes more */
 	assert_int_equal(vt_values_unpack(p, 16, w, PK_N), -1);	/* cut */
-	n = pk_payload(p, PK_N, PK_N - 1, pk_codes, pk_data, sizeof pk_data);
-	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);	/* tokens not words */
+	/* a code byte short: the last word has no code */
+	n = pk_payload(p, PK_N, 2 * sizeof pk_codes - 2, pk_codes, pk_data, sizeof pk_data - 8);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);
 	const uint8_t c10[] = { 0x0a }, odd[] = { 0x10 }, c1[] = { 0x01 }, c11[] = { 0x11 };
-	const uint8_t two[] = { 0x05, 0x00 };
-	n = pk_payload(p, 1, 1, c10, two, 0);	/* code 10 */
+	const uint8_t two[] = { 0x05, 0x00 }, runc[] = { 0xff };
+	n = pk_payload(p, 1, 2, c10, two, 0);	/* code 10 */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
-	n = pk_payload(p, 1, 1, odd, two, 0);	/* a code after the odd last word */
+	n = pk_payload(p, 1, 2, odd, two, 0);	/* a code after the odd last word */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
-	n = pk_payload(p, 1, 1, c1, two, 2);	/* a data byte left over */
+	n = pk_payload(p, 1, 2, c1, two, 2);	/* a data byte left over */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), -1);
 	n = pk_payload(p, 2, 2, c11, two, 1);	/* the second word's byte missing */
 	assert_int_equal(vt_values_unpack(p, n, w, 2), -1);
-	n = pk_payload(p, 1, 1, c1, two, 1);	/* and whole */
+	n = pk_payload(p, 7, 2, runc, two, 1);	/* a run of eight for seven words */
+	assert_int_equal(vt_values_unpack(p, n, w, 7), -1);
+	n = pk_payload(p, 8, 2, runc, two, 0);	/* a run without its data byte */
+	assert_int_equal(vt_values_unpack(p, n, w, 8), -1);
+	n = pk_payload(p, 8, 2, runc, two, 1);	/* and whole: 0b101 */
+	assert_int_equal(vt_values_unpack(p, n, w, 8), 0);
+	assert_int_equal(w[0], 1);
+	assert_int_equal(w[1], 0);
+	assert_int_equal(w[2], 1);
+	assert_int_equal(w[3], 0);
+	n = pk_payload(p, 1, 2, c1, two, 1);	/* and whole */
 	assert_int_equal(vt_values_unpack(p, n, w, 1), 0);
 	assert_int_equal(w[0], (uint64_t)-3);
 }
