@@ -198,7 +198,7 @@ END {
 		if (c[1] != "bzip2" && c[18] < 300) { rep_ok = 0; rep_bad = rep_bad " " c[1] "(" f(c[18], 0) ")" }
 		if (c[1] == "bzip2" && c[18] < 300) rep_bz = " [bzip2: " f(c[18], 0) " M/s, only " c[10] " accesses, start-up dominated]"
 		if (c[24] != "n/a" && c[24] >= 1) { faster_ok = 0; faster_bad = faster_bad " " c[1] "(" g(c[24]) ")" }
-		# the project's bars (the README's brief; issue 12)
+		# the project bars (the brief; issue 12)
 		if (c[2] != "affine" && c[7] > 1.5) { irr_ok = 0; irr_bad = irr_bad " " c[1] "(" g(c[7]) ")" }
 		if (c[14] > 1.0) { b1_ok = 0; b1_bad = b1_bad " " c[1] "(" g(c[14]) ")" }
 		if (c[27] != "n/a" && c[27] > 0 && c[14] > c[27] / 4) { sel_ok = 0; sel_bad = sel_bad " " c[1] "(" g(c[14] / c[27]) ")" }
@@ -212,7 +212,7 @@ END {
 	printf "  %-4s replay >= 300 M addresses/s into count (samples)%s%s\n", rep_ok ? "MET" : "NOT", rep_bad, rep_bz
 	printf "  %-4s value bytes/access <= 0.1 on affine samples%s\n", bpa_ok ? "MET" : "NOT", bpa_bad
 	printf "  %-4s recorded faster than full tracing on every sample (rec/full < 1 @F)%s\n", faster_ok ? "MET" : "NOT", faster_bad
-	printf "the project's bars (README brief, issue 12):\n"
+	printf "the project bars (the brief, issue 12):\n"
 	printf "  %-4s recorded/native <= 1.5 on irregular samples%s\n", irr_ok ? "MET" : "NOT", irr_bad
 	printf "  %-4s value bytes/access <= 1.0 on every sample%s\n", b1_ok ? "MET" : "NOT", b1_bad
 	printf "  %-4s selective file <= 1/4 of --all-accesses, per access (B/acc over F B/acc)%s\n", sel_ok ? "MET" : "NOT", sel_bad
