@@ -387,6 +387,16 @@ static inline unsigned vt_pack_code(uint64_t z)
 	return z == 2 ? VT_CODE_ONE : c;
 }
 
+static inline uint64_t vt_zigzag(uint64_t w)
+{
+	return w << 1 ^ (0 - (w >> 63));
+}
+
+static inline uint64_t vt_unzigzag(uint64_t z)
+{
+	return z >> 1 ^ (0 - (z & 1));
+}
+
 /* Packs words w[0..n): codes into ctl (n / 2 + 1 bytes at most), data
  * into data, `room` bytes at most for both; returns the words packed,
  * *tokens and *ndata set.  No library call (the recorder's flush runs
@@ -410,9 +420,7 @@ static inline size_t vt_pack(const uint64_t *w, size_t n, uint8_t *ctl, uint8_t 
 				continue;
 			}
 		}
-		uint64_t z0 = w[i] << 1 ^ (0 - (w[i] >> 63)), z1 = 0;
-		if (i + 1 < n)
-			z1 = w[i + 1] << 1 ^ (0 - (w[i + 1] >> 63));
+		uint64_t z0 = vt_zigzag(w[i]), z1 = i + 1 < n ? vt_zigzag(w[i + 1]) : 0;
 		unsigned c0 = vt_pack_code(z0), c1 = vt_pack_code(z1);
 		__builtin_memcpy(data + d, &z0, 8);
 		d += c0 > 8 ? 0 : c0;
@@ -436,10 +444,34 @@ static inline size_t vt_packed_head(uint32_t tokens)
 	return sizeof(vt_packed) + (tokens + 1) / 2;
 }
 
+/* The 8 bytes of data at d (fewer, zero-filled, within the last 8 of
+ * the payload: `fast` is its end less 8), for vt_values_unpack. */
+static inline uint64_t vt_data8(const uint8_t *d, const uint8_t *fast, const uint8_t *dend)
+{
+	uint64_t v = 0;
+	if (__builtin_expect(d <= fast, 1))
+		__builtin_memcpy(&v, d, 8);
+	else
+		for (unsigned j = 0; j < 8 && d + j < dend; j++)
+			v |= (uint64_t)d[j] << 8 * j;
+	return v;
+}
+
+/* The word of 4-bit code c (0..VT_CODE_ONE) whose data starts v. */
+static inline uint64_t vt_code_word(unsigned c, uint64_t v)
+{
+	static const uint64_t mask[16] = {
+		0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
+		0xffffffffffffull, 0xffffffffffffffull, ~0ull, 0,
+	};
+	return vt_unzigzag(v & mask[c]) | (c == VT_CODE_ONE);
+}
+
 /* A packed VALUES payload's n words into w, which has room for
  * VT_UNPACK_SLACK more: 0, or -1 when the payload is not what vt_pack
- * makes (sizes that do not add up, a code 10..15, the half byte after an
- * odd last word not 0, data left over or missing, padding not zero). */
+ * makes (sizes that do not add up, a code 10..15 but a run's, the half
+ * byte after an odd last word not 0, a run past the words or without
+ * its data byte, data left over or missing, padding not zero). */
 static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
 {
 	vt_packed h;
@@ -455,10 +487,6 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 			return -1;
 	const uint8_t *ctl = p + sizeof h, *cend = ctl + h.tokens / 2;
 	const uint8_t *d = p + head, *dend = d + h.data;
-	static const uint64_t mask[16] = {
-		0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
-		0xffffffffffffull, 0xffffffffffffffull, ~0ull, 0,
-	};
 	static const uint8_t dlen[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 0 };
 	/* data loads of 8 bytes while 8 are left in the payload: all but
 	 * the last few words */
@@ -467,12 +495,7 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	uint64_t o = 0;
 	for (; ctl < cend; ctl++) {
 		unsigned b = *ctl;
-		uint64_t v = 0;
-		if (__builtin_expect(d <= fast, 1))
-			__builtin_memcpy(&v, d, 8);
-		else
-			for (unsigned j = 0; j < 8 && d + j < dend; j++)
-				v |= (uint64_t)d[j] << 8 * j;
+		uint64_t v = vt_data8(d, fast, dend);
 		if (b == VT_CODE_RUN) {
 			if (n - o < 8 || d >= dend)
 				return -1;
@@ -486,21 +509,14 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 			return -1;
 		unsigned c0 = b & 15, c1 = b >> 4;
 		bad |= c0 > VT_CODE_ONE;
-		w[o++] = ((v & mask[c0]) >> 1 ^ (0 - (v & mask[c0] & 1))) | (c0 == VT_CODE_ONE);
+		w[o++] = vt_code_word(c0, v);
 		d += dlen[c0];
 		if (o == n) {	/* an odd last word */
 			bad |= c1 != 0;
 			continue;
 		}
-		v = 0;
-		if (__builtin_expect(d <= fast, 1))
-			__builtin_memcpy(&v, d, 8);
-		else
-			for (unsigned j = 0; j < 8 && d + j < dend; j++)
-				v |= (uint64_t)d[j] << 8 * j;
 		bad |= c1 > VT_CODE_ONE;
-		v &= mask[c1];
-		w[o++] = (v >> 1 ^ (0 - (v & 1))) | (c1 == VT_CODE_ONE);
+		w[o++] = vt_code_word(c1, vt_data8(d, fast, dend));
 		d += dlen[c1];
 		if (__builtin_expect(d > dend, 0))
 			return -1;

@@ -102,8 +102,9 @@ typedef struct rec_thread {
 	 * REC_JOBS: job i's words copied to jbuf's (i % REC_JOBS)-th
 	 * buffer, with the stream index of the first, their number, the
 	 * time of the hand-over, and the thread's HEAP events stored by
-	 * then (the flusher writes them first: they precede the words).  Jobs jtail..jhead-1 are the flusher's,
-	 * and while there is one, so are pack and the compressor;
+	 * then (the flusher writes them first: they precede the words).
+	 * Jobs jtail..jhead-1 are the flusher's, and while there is one, so
+	 * are pack and the compressor;
 	 * everything else that writes for the thread waits until jtail
 	 * reaches jhead (rec_job_wait), and a hand-over waits for a free
 	 * slot. */

@@ -1057,9 +1057,10 @@ void rec_flush_all_dying(void)
  * (rec_flush_full): packing and compressing 32768 words costs about as
  * much as recording them, and on a second core it no longer adds to the
  * program's time.  A thread has REC_JOBS such jobs at most, written in
- * order; whatever else writes for it (its events, its end, a flush by
- * another thread) waits for them all first (rec_flush_locked,
- * rec_chunk), so its chunks keep their order.  The flusher takes no lock but with trylock:
+ * order, each with the thread's HEAP events before its words; whatever
+ * else writes for it (its end, a flush by another thread, a full ring of
+ * events) waits for them all first (rec_flush_locked, rec_chunk), so its
+ * chunks keep their order.  The flusher takes no lock but with trylock:
  * a thread waiting for its job may hold its own.
  *
  * skel run: the replayer reads a FIFO as the program runs.  Buffers fill
