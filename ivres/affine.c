@@ -290,6 +290,8 @@ static bool symbolic_affine(const routine *r, const expr *e, int32_t l)
 	case E_MULV:
 		return (counter_free(e->a) && symbolic_affine(r, e->b, l)) ||
 		       (counter_free(e->b) && symbolic_affine(r, e->a, l));
+	case E_AND: /* a leaf-like atom when free of counters */
+		return counter_free(e);
 	default:
 		return counter_free(e->a);
 	}

@@ -87,6 +87,11 @@ typedef struct rgen {
 	                           attributed one: the next on its fulcrum */
 	uint64_t bid_exprs, bid_kept, bid_aia; /* bid_select's sums */
 	struct exit_loop *xl;   /* per loop (plan_exits), or NULL */
+	uint32_t *carried;      /* φs computed on the edges into their block,
+	                           and values computed where they are defined,
+	                           instead of recorded (plan_carried) */
+	uint32_t ncarried;
+	uint8_t *computed_at;   /* per insn: defines one of those values */
 } rgen;
 
 /* A loop whose one recorded value is its exit (plan_exits): where it
@@ -222,6 +227,23 @@ static void emit_expr(FILE *f, const expr *e)
 		fprintf(f, "(uint64_t)(int64_t)(int%u_t)(", e->bits);
 		emit_expr(f, e->a);
 		fputc(')', f);
+		break;
+	case E_AND:
+		fputc('(', f);
+		emit_expr(f, e->a);
+		fputs(" & ", f);
+		emit_expr(f, e->b);
+		fputc(')', f);
+		break;
+	case E_SHR: /* a 32-bit operand is zero-extended (expr_shr) */
+		fputc('(', f);
+		emit_expr(f, e->a);
+		fprintf(f, " >> %u)", (unsigned)e->k);
+		break;
+	case E_SAR: /* ... sign-extended: its low 32 bits are the result */
+		fputs(e->bits == 32 ? "(uint64_t)(uint32_t)((int64_t)(" : "(uint64_t)((int64_t)(", f);
+		emit_expr(f, e->a);
+		fprintf(f, ") >> %u)", (unsigned)e->k);
 		break;
 	}
 }
@@ -729,6 +751,35 @@ static void exit_words(rgen *g, uint32_t from, uint32_t to)
 		}
 }
 
+/* The edge from -> to sets the φs of `to` the skeleton carries
+ * (plan_carried) to their values on that edge, all at once: each
+ * argument is read before any of them is set, as a φ's are (one may be
+ * another's argument on a back edge).  Before the counters move: the
+ * arguments are values of the iteration that ends here. */
+static void emit_carried(rgen *g, uint32_t from, uint32_t to)
+{
+	const routine *r = g->r;
+	FILE *f = g->g->f;
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < g->ncarried; c++) {
+		const ssa_value *sv = &g->a.s.vals[g->carried[c]];
+		if (sv->kind != V_PHI || sv->block != to)
+			continue;
+		uint32_t k = 0;
+		while (k < r->blocks[to].npred && r->blocks[to].pred[k] != from)
+			k++;
+		/* plan_carried keeps only blocks entered by their own edges */
+		assert(k < r->blocks[to].npred && k < sv->nargs);
+		fprintf(f, "uint64_t cv%u = ", n++);
+		emit_expr(f, expr_of_value(g->a.ec, sv->args[k]));
+		fputs("; ", f);
+	}
+	n = 0;
+	for (uint32_t c = 0; c < g->ncarried; c++)
+		if (g->a.s.vals[g->carried[c]].kind == V_PHI && g->a.s.vals[g->carried[c]].block == to)
+			fprintf(f, "v%u = cv%u; ", g->carried[c], n++);
+}
+
 static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 {
 	const routine *r = g->r;
@@ -739,6 +790,7 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 		return;
 	}
 	fputs("{ ", f);
+	emit_carried(g, from, to);
 	exit_words(g, from, to);
 	for (uint32_t l = 0; l < r->nloops; l++) {
 		if (!g->counter_used[l] || r->loops[l].header != to)
@@ -1278,6 +1330,15 @@ static void emit_insn(rgen *g, uint32_t i)
 			fprintf(f, "\trep_cx_after = %s;\n", reg_in(in->addr, p->reg, true));
 		else
 			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, true));
+	}
+	/* values it defines that the skeleton computes (plan_carried) */
+	for (uint32_t c = 0; g->computed_at && g->computed_at[i] && c < g->ncarried; c++) {
+		const ssa_value *sv = &a->s.vals[g->carried[c]];
+		if (sv->kind == V_DEF && sv->insn == i) {
+			fprintf(f, "\tv%u = ", g->carried[c]);
+			emit_expr(f, expr_of_def_bits(a->ec, g->carried[c]));
+			fputs(";\n", f);
+		}
 	}
 }
 
@@ -2185,8 +2246,259 @@ static void plan_elisions(rgen *g)
 	}
 }
 
+/* ------------------------------------------------ carried φ values */
+
+/* A φ whose value some address or branch needs is recorded where its
+ * block starts.  When every argument of it is known to the skeleton on
+ * its edge (an expression over values recorded anyway, counters the
+ * skeleton keeps, and other such φs), the skeleton computes it there
+ * instead (emit_carried) and nothing is recorded: gzip's best match
+ * length, carried around its chain loop, cost a word per iteration.
+ * Likewise a value an and, shr or sar defines (expr_of_def_bits) from
+ * known operands is computed where it is defined (emit_insn): gzip's
+ * `prev[cur_match & WMASK]` index, cur_match being recorded anyway.
+ * Only blocks the skeleton enters by their own edges qualify: not the
+ * target of a sliced loop or an elided jump (the way taken is not
+ * known there), not in a sliced or irreducible loop, not block 0 (its
+ * entry edge is the call), in routines with neither shared code (one
+ * patch for several skeletons), setjmp or landing pads (entered other
+ * than by edges), nor approximate mode.  Nothing new is recorded, so
+ * this never costs words; slices, elisions and exit loops are planned
+ * before it and stay as they are. */
+static bool in_bad_loop(const rgen *g, uint32_t b)
+{
+	const routine *r = g->r;
+	if (g->sliced && g->sliced[b])
+		return true;
+	for (int32_t x = r->blocks[b].loop; x >= 0; x = r->loops[x].parent)
+		if (r->loops[x].irreducible)
+			return true;
+	return false;
+}
+
+static bool carry_block_ok(const rgen *g, uint32_t b)
+{
+	const routine *r = g->r;
+	if (b == 0 || !reachable(r, b) || in_bad_loop(g, b))
+		return false;
+	for (uint32_t x = 0; x < r->nblocks; x++)
+		if ((g->slice_to && g->slice_to[x] == (int32_t)b) ||
+		    (g->elide_to && g->elide_to[x] == (int32_t)b))
+			return false;
+	for (uint32_t k = 0; k < r->blocks[b].npred; k++) {
+		uint32_t p = r->blocks[b].pred[k];
+		if (reachable(r, p) && in_bad_loop(g, p))
+			return false;
+	}
+	return true;
+}
+
+/* The block where the skeleton reads a recorded value (ivres.c's
+ * probe_site). */
+static uint32_t read_block(const rgen *g, uint32_t v)
+{
+	const ssa_value *sv = &g->a.s.vals[v];
+	switch (sv->kind) {
+	case V_ENTRY: return 0;
+	case V_PHI: return sv->block;
+	case V_CLOBBER: return g->a.s.block_of[sv->insn + 1];
+	default: return g->a.s.block_of[sv->insn];
+	}
+}
+
+typedef struct carry_check {
+	const rgen *g;
+	uint8_t *st;            /* per value: CV_* */
+	uint32_t b;             /* the φ's block */
+	bool ok;
+	VEC(uint32_t) *more;    /* growing: φs found as arguments */
+} carry_check;
+
+/* st[v]: recorded (a probe reads it), and/or a carried candidate;
+ * then carried for good (live: a recorded one needs it), and its
+ * arguments visited (done) */
+enum { CV_RECORDED = 1, CV_CARRIED = 2, CV_LIVE = 4, CV_DONE = 8 };
+
+static void carry_live(uint32_t v, void *arg)
+{
+	uint8_t *st = arg;
+	if (v != SSA_BIAS && st[v] & CV_CARRIED)
+		st[v] |= CV_LIVE;
+}
+
+static bool carry_phi_ok(const rgen *g, uint32_t v)
+{
+	const ssa_value *sv = &g->a.s.vals[v];
+	return sv->kind == V_PHI && sv->var < 16 && sv->var != R_SP && carry_block_ok(g, sv->block);
+}
+
+static bool carry_def_ok(const rgen *g, uint32_t v)
+{
+	return expr_of_def_bits(g->a.ec, v) && !in_bad_loop(g, g->a.s.block_of[g->a.s.vals[v].insn]);
+}
+
+static void carry_leaf(uint32_t v, void *arg)
+{
+	carry_check *c = arg;
+	if (v == SSA_BIAS || c->st[v] & CV_CARRIED)
+		return;
+	/* a φ or an and/shr/sar nothing records, known the same way:
+	 * computed too */
+	if (c->more && !c->st[v] && (carry_phi_ok(c->g, v) || carry_def_ok(c->g, v))) {
+		c->st[v] = CV_CARRIED;
+		vec_push(*c->more, v);
+		return;
+	}
+	/* recorded, and read before the edge: not a call's result read
+	 * where b starts (a φ of b, or a value b defines, is of this
+	 * iteration on a back edge) */
+	const ssa_value *sv = &c->g->a.s.vals[v];
+	if (!(c->st[v] & CV_RECORDED) || (sv->kind == V_CLOBBER && read_block(c->g, v) == c->b))
+		c->ok = false;
+}
+
+static void carry_counters(carry_check *c, const expr *e)
+{
+	if (!e || !c->ok)
+		return;
+	if (e->kind == E_COUNTER && (!c->g->counter_used[e->val] ||
+				     in_bad_loop(c->g, c->g->r->loops[e->val].header)))
+		c->ok = false;
+	carry_counters(c, e->a);
+	carry_counters(c, e->b);
+}
+
+/* Whether φ v's arguments are all known on their edges, or a computed
+ * value's operands where it is defined; with `more`, the φs among them
+ * not yet candidates become candidates (pushed). */
+static bool carry_args_ok(const rgen *g, uint32_t v, uint8_t *st, void *more)
+{
+	const ssa_value *sv = &g->a.s.vals[v];
+	if (sv->kind == V_DEF) {
+		/* its operands are defined before it, and read there */
+		carry_check c = { g, st, UINT32_MAX, true, more };
+		expr *e = expr_of_def_bits(g->a.ec, v);
+		expr_leaves(e, carry_leaf, &c);
+		carry_counters(&c, e);
+		return c.ok;
+	}
+	const block *b = &g->r->blocks[sv->block];
+	carry_check c = { g, st, sv->block, sv->nargs == b->npred, more };
+	for (uint32_t k = 0; k < b->npred && c.ok; k++) {
+		if (!reachable(g->r, b->pred[k]))
+			continue;
+		expr *e = expr_of_value(g->a.ec, sv->args[k]);
+		if (!e)
+			return false;
+		expr_leaves(e, carry_leaf, &c);
+		carry_counters(&c, e);
+	}
+	return c.ok;
+}
+
+static bool routine_plain(const rgen *g)
+{
+	const routine *r = g->r;
+	const program *p = g->g->p;
+	if (g->g->resume[g->id])
+		return false;
+	for (uint32_t i = 0; i < r->ninsn; i++)
+		if (shared_of(g->g, r->insns[i].addr))
+			return false;
+	for (size_t i = 0; i < p->bin.nlp; i++)
+		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
+			return false;
+	return true;
+}
+
+static void plan_carried(rgen *g)
+{
+	analysis *a = &g->a;
+	if (!a->modeled || g->g->o->all_accesses || g->g->o->approx || !a->nprobes ||
+	    !routine_plain(g))
+		return;
+	uint8_t *st = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
+	VEC(uint32_t) cand = {0};
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		if ((p->kind == PR_REG_BEFORE || p->kind == PR_REG_AFTER) && !p->rep)
+			st[p->val] |= CV_RECORDED;
+	}
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		if (p->rep || (st[p->val] & CV_CARRIED))
+			continue;
+		if ((p->kind == PR_REG_BEFORE && carry_phi_ok(g, p->val)) ||
+		    (p->kind == PR_REG_AFTER && carry_def_ok(g, p->val))) {
+			st[p->val] |= CV_CARRIED;
+			vec_push(cand, p->val);
+		}
+	}
+	/* the φs their arguments need, transitively */
+	for (size_t k = 0; k < cand.n; k++)
+		(void)carry_args_ok(g, cand.a[k], st, &cand);
+	/* optimistic: drop the φs with an argument not known, until none */
+	for (bool changed = cand.n > 0; changed;) {
+		changed = false;
+		for (size_t k = 0; k < cand.n; k++)
+			if (st[cand.a[k]] & CV_CARRIED && !carry_args_ok(g, cand.a[k], st, NULL)) {
+				st[cand.a[k]] &= (uint8_t)~CV_CARRIED;
+				changed = true;
+			}
+	}
+	/* those a recorded one needs, through arguments (CV_LIVE) */
+	for (size_t k = 0; k < cand.n; k++)
+		if ((st[cand.a[k]] & (CV_CARRIED | CV_RECORDED)) == (CV_CARRIED | CV_RECORDED))
+			st[cand.a[k]] |= CV_LIVE;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t k = 0; k < cand.n; k++) {
+			uint32_t v = cand.a[k];
+			if ((st[v] & (CV_CARRIED | CV_LIVE | CV_DONE)) != (CV_CARRIED | CV_LIVE))
+				continue;
+			st[v] |= CV_DONE;
+			const ssa_value *sv = &a->s.vals[v];
+			if (sv->kind == V_DEF)
+				expr_leaves(expr_of_def_bits(a->ec, v), carry_live, st);
+			for (uint32_t j = 0; sv->kind == V_PHI && j < sv->nargs; j++)
+				if (reachable(g->r, g->r->blocks[sv->block].pred[j]))
+					expr_leaves(expr_of_value(a->ec, sv->args[j]), carry_live, st);
+			changed = true;
+		}
+	}
+	for (size_t k = 0; k < cand.n; k++)
+		if (st[cand.a[k]] & CV_LIVE) {
+			g->carried = xrealloc(g->carried, (g->ncarried + 1) * sizeof *g->carried);
+			g->carried[g->ncarried++] = cand.a[k];
+			g->leaf_used[cand.a[k]] = 1;
+			const ssa_value *sv = &a->s.vals[cand.a[k]];
+			if (sv->kind == V_DEF) {
+				if (!g->computed_at)
+					g->computed_at = xcalloc(g->r->ninsn, 1);
+				g->computed_at[sv->insn] = 1;
+			}
+			g->g->st->carried += (st[cand.a[k]] & CV_RECORDED) != 0;
+		}
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		if ((p->kind != PR_REG_BEFORE && p->kind != PR_REG_AFTER) || p->rep ||
+		    !(st[p->val] & CV_LIVE))
+			a->probes[n++] = *p;
+	}
+	a->nprobes = n;
+	for (uint32_t i = 0; i < g->r->ninsn; i++)
+		g->probe_first[i] = n;
+	for (uint32_t k = n; k-- > 0;)
+		g->probe_first[a->probes[k].insn] = k;
+	free(cand.a);
+	free(st);
+}
+
 static void rgen_free(rgen *g)
 {
+	free(g->carried);
+	free(g->computed_at);
 	free(g->xl);
 	free(g->elide_to);
 	free(g->slice_to);
@@ -2678,6 +2990,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		plan_exits(&rg);
 		plan_elisions(&rg);
 		plan_late_exits(&rg);
+		plan_carried(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

@@ -46,6 +46,8 @@ typedef struct skel_stats {
 	uint32_t elided_branches; /* jumps whose ways meet silently, not replayed */
 	uint32_t exit_loops;    /* loops whose exit is recorded, not their
 	                           outcomes (skelgen.c, plan_exits) */
+	uint32_t carried;       /* φs the skeleton computes on its edges
+	                           instead of recording (plan_carried) */
 	/* approximate mode: the expressions bid_select saw (the paper's
 	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
 	uint64_t bid_exprs, bid_kept, bid_aia;

@@ -138,6 +138,7 @@ static int kind_rank(unsigned kind)
 	static const int rank[] = {
 		[E_LEAF] = 0, [E_COUNTER] = 1, [E_MULV] = 2, [E_ZEXT] = 3,
 		[E_SEXT] = 4, [E_MUL] = 5, [E_ADD] = 6, [E_CONST] = 7,
+		[E_AND] = 8, [E_SHR] = 9, [E_SAR] = 10,
 	};
 	return rank[kind];
 }
@@ -171,7 +172,12 @@ static int expr_order(const expr *x, const expr *y)
 	case E_MUL:
 		d = expr_order(x->a, y->a);
 		return d ? d : cmp3(x->k, y->k);
-	default: /* E_ADD, E_MULV */
+	case E_SHR:
+	case E_SAR:
+		if (x->bits != y->bits || x->k != y->k)
+			return x->bits != y->bits ? x->bits - y->bits : cmp3(x->k, y->k);
+		return expr_order(x->a, y->a);
+	default: /* E_ADD, E_MULV, E_AND */
 		d = expr_order(x->a, y->a);
 		return d ? d : expr_order(x->b, y->b);
 	}
@@ -384,6 +390,48 @@ expr *expr_sext(expr_ctx *c, expr *a, unsigned bits)
 	return mk(c, E_SEXT, bits, 0, 0, a, NULL);
 }
 
+expr *expr_and(expr_ctx *c, expr *a, expr *b)
+{
+	if (a->kind == E_CONST) {
+		expr *x = a;
+		a = b;
+		b = x;
+	}
+	if (b->kind == E_CONST) {
+		if (a->kind == E_CONST)
+			return expr_const(c, (int64_t)((uint64_t)a->k & (uint64_t)b->k));
+		switch ((uint64_t)b->k) {
+		case 0: return b;
+		case 0xff: return expr_zext(c, a, 8);
+		case 0xffff: return expr_zext(c, a, 16);
+		case 0xffffffffu: return expr_zext(c, a, 32);
+		case UINT64_MAX: return a;
+		}
+	} else if (a == b) {
+		return a;
+	} else if (expr_order(a, b) > 0) {
+		expr *x = a;
+		a = b;
+		b = x;
+	}
+	return mk(c, E_AND, 0, 0, 0, a, b);
+}
+
+expr *expr_shr(expr_ctx *c, expr *a, unsigned bits, unsigned k, bool arith)
+{
+	assert(bits == 32 || bits == 64);
+	k &= bits - 1;
+	if (bits == 32)
+		a = arith ? expr_sext(c, a, 32) : expr_zext(c, a, 32);
+	if (!k)
+		return a;
+	if (a->kind == E_CONST)
+		return expr_const(c, arith ? (int64_t)((uint64_t)(a->k >> k) &
+						       (bits == 32 ? 0xffffffffu : UINT64_MAX))
+					   : (int64_t)((uint64_t)a->k >> k));
+	return mk(c, arith ? E_SAR : E_SHR, bits, 0, k, a, NULL);
+}
+
 /* ------------------------------------------------- slicing by substitution */
 
 static expr *reg_before(expr_ctx *c, uint32_t i, unsigned reg)
@@ -560,6 +608,38 @@ static expr *value_expr(expr_ctx *c, uint32_t v)
 	expr *e = linear_def(c, sv->insn, sv->var);
 	if (!e)
 		return expr_leaf(c, v);
+	return ws == 4 ? expr_zext(c, e, 32) : e;
+}
+
+expr *expr_of_def_bits(expr_ctx *c, uint32_t v)
+{
+	if (v >= c->s->nvals)
+		return NULL;
+	const ssa_value *sv = &c->s->vals[v];
+	if (sv->kind != V_DEF || sv->var >= 16)
+		return NULL;
+	const insn *in = &c->s->r->insns[sv->insn];
+	const operand *d = &in->opd[0], *s1 = &in->opd[1];
+	unsigned ws = in->wsize[sv->var];
+	if ((ws != 4 && ws != 8) || in->nopd != 2 || !plain_reg(d) || d->reg != sv->var ||
+	    d->size != ws)
+		return NULL;
+	expr *x = reg_before(c, sv->insn, d->reg), *y = source(c, sv->insn, s1), *e;
+	if (!y)
+		return NULL;
+	switch (in->op) {
+	case OP_AND:
+		e = expr_and(c, x, s1->type == OPD_IMM && ws == 4 ? expr_zext(c, y, 32) : y);
+		break;
+	case OP_SHR:
+	case OP_SAR:
+		if (s1->type != OPD_IMM)
+			return NULL;
+		e = expr_shr(c, x, 8u * ws, (unsigned)s1->imm, in->op == OP_SAR);
+		break;
+	default:
+		return NULL;
+	}
 	return ws == 4 ? expr_zext(c, e, 32) : e;
 }
 
@@ -754,6 +834,19 @@ static void print_expr(FILE *f, const ssa *s, const expr *e)
 		print_expr(f, s, e->a);
 		fputc(')', f);
 		break;
+	case E_AND:
+		fputc('(', f);
+		print_expr(f, s, e->a);
+		fputs(" & ", f);
+		print_expr(f, s, e->b);
+		fputc(')', f);
+		break;
+	case E_SHR:
+	case E_SAR:
+		fputc('(', f);
+		print_expr(f, s, e->a);
+		fprintf(f, " >>%s %" PRId64 ")", e->kind == E_SAR ? "s" : "", e->k);
+		break;
 	}
 }
 
@@ -794,6 +887,13 @@ uint64_t expr_eval(const expr *e, uint64_t (*leaf)(uint32_t val, void *arg),
 		if (e->kind == E_SEXT && (x >> (e->bits - 1) & 1))
 			x |= ~m;
 		return x;
+	case E_AND:
+		return expr_eval(e->a, leaf, counter, arg) & expr_eval(e->b, leaf, counter, arg);
+	case E_SHR:
+		return expr_eval(e->a, leaf, counter, arg) >> e->k;
+	case E_SAR:
+		x = (uint64_t)((int64_t)expr_eval(e->a, leaf, counter, arg) >> e->k);
+		return e->bits == 32 ? x & 0xffffffffu : x;
 	}
 	return 0;
 }

@@ -86,14 +86,20 @@ enum ekind {
 	E_ZEXT,     /* zero-extend the low `bits` of a */
 	E_SEXT,     /* sign-extend the low `bits` of a */
 	E_MULV,     /* a * b, both non-constant (loop-invariant leaf × counter) */
+	/* computable, not affine: what the skeleton evaluates from values
+	 * it has (masks of hashes and ring indices, aligned pointers) */
+	E_AND,      /* a & b */
+	E_SHR,      /* the low `bits` (32 or 64) bits of a shifted right by
+	               k, zero-filled (shr) */
+	E_SAR,      /* the same, sign-filled (sar) */
 };
 
 typedef struct expr expr;
 struct expr {
 	uint8_t kind;
-	uint8_t bits;       /* E_ZEXT/E_SEXT: 8, 16 or 32 */
+	uint8_t bits;       /* E_ZEXT/E_SEXT: 8, 16 or 32; E_SHR/E_SAR: 32, 64 */
 	uint32_t val;       /* E_LEAF: SSA value; E_COUNTER: loop index */
-	int64_t k;          /* E_CONST, E_MUL */
+	int64_t k;          /* E_CONST, E_MUL; E_SHR/E_SAR: the count */
 	expr *a, *b;
 };
 
@@ -111,6 +117,10 @@ expr *expr_mul(expr_ctx *c, expr *a, int64_t k);
 expr *expr_mulv(expr_ctx *c, expr *a, expr *b);
 expr *expr_zext(expr_ctx *c, expr *a, unsigned bits);
 expr *expr_sext(expr_ctx *c, expr *a, unsigned bits);
+expr *expr_and(expr_ctx *c, expr *a, expr *b);
+/* The low `bits` (32 or 64) bits of a, shifted right by k (mod bits),
+ * sign-filled when arith: the 64-bit result of shr/sar r, k. */
+expr *expr_shr(expr_ctx *c, expr *a, unsigned bits, unsigned k, bool arith);
 
 /* The expression of SSA value v, by substitution through linear
  * definitions (mov, lea, add, sub, inc, dec, neg, imul by a constant,
@@ -126,6 +136,11 @@ expr *expr_of_access(expr_ctx *c, uint32_t i, unsigned k);
  * expression using the φ is built, or memoized results go stale — call
  * expr_reset_memo() after a batch of substitutions. */
 void expr_set_value(expr_ctx *c, uint32_t phi, expr *e);
+/* A leaf v that instruction v defines by and (register or constant), or
+ * shr / sar by a constant, over its operands' expressions: what the
+ * skeleton can compute from values it has instead of recording v
+ * (skelgen.c, plan_carried).  NULL for any other leaf. */
+expr *expr_of_def_bits(expr_ctx *c, uint32_t v);
 void expr_reset_memo(expr_ctx *c);
 
 /* e = base + constant: returns base (NULL when e is a constant) and the
