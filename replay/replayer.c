@@ -1995,7 +1995,8 @@ void sk_dispatch(sk_thread *t, uint64_t word)
 		resume_longjmp(t, word);
 	const sk_module *m = &mods[0];
 	if (SK_IS_ENTRY(word) && SK_ENTRY_OBJECT(word)) {
-		m = by_index[SK_ENTRY_OBJECT(word)];
+		/* a word that only looks like an entry may name any number */
+		m = SK_ENTRY_OBJECT(word) < PATCH_MAX_OBJECTS ? by_index[SK_ENTRY_OBJECT(word)] : NULL;
 		if (!m)
 			sk_desync(t, 0, "an entry of an object without a skeleton", word);
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -56,6 +57,17 @@ static void on_segv(int sig)
 {
 	mark(sig);
 	siglongjmp(env, 1);
+}
+
+/* overflow: a recursion that ends only by overflowing the stack (the
+ * skeleton's function recurses without a base case too: gcc must not
+ * refuse it, -Winfinite-recursion) */
+static long deeper(long d, volatile char *up)
+{
+	volatile char buf[512];
+	buf[0] = (char)d;
+	buf[511] = up ? up[0] : 0;
+	return deeper(d + 1, buf) + buf[511];
 }
 
 static char *guard;	/* scanfix: the page its handler opens */
@@ -179,6 +191,17 @@ int main(int argc, char **argv)
 				a[k][1] = -1;
 			}
 		printf("segv: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
+	} else if (!strcmp(what, "overflow")) {
+		/* into a SIGSEGV handler on sigaltstack, which jumps back */
+		stack_t st = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+		sigaltstack(&st, NULL);
+		handle(SIGSEGV, on_segv, SA_NODEFER | SA_ONSTACK);
+		struct rlimit rl = { 1 << 20, 1 << 20 };
+		setrlimit(RLIMIT_STACK, &rl);
+		for (int k = 0; k < 2; k++)
+			if (!sigsetjmp(env, 1))
+				s += deeper(0, NULL);
+		printf("overflow: %ld marks\n", summary());
 	} else if (!strcmp(what, "scanfault")) {
 		/* a scan (an exit-value loop at -O2) that runs into a page it
 		 * cannot read: the handler jumps back out of the loop */

@@ -23,6 +23,10 @@
 # value is recorded): the recorder maps the trampoline's pc back to the
 # load's, in HANDLER and in CRASH (crashload: no handler, the program
 # dies at the load; before, the replay went on past it).
+# overflow: a recursion without a base case, ended by the stack's
+# overflow into a SIGSEGV handler on sigaltstack that siglongjmps out:
+# its skeleton recurses alike, which gcc's -Winfinite-recursion refused
+# (-Werror) before.
 # scanfault, scanfix: scan's loop (an exit-value loop at -O2) runs into
 # a page it cannot read; the SIGSEGV handler siglongjmps out (the loop
 # replays to the faulting access, the handler there), or opens the page
@@ -63,7 +67,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix; do
+	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix overflow; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"

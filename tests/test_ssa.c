@@ -597,6 +597,35 @@ static uint64_t eval_counter(uint32_t l, void *arg)
 	return 0;
 }
 
+/* Runs exe on every case (its main prints fn(di, si) per pair) and
+ * fails on the first result other than want(case). */
+static void compare_with_cpu(const char *exe, const char *fn, const inputs *cases, size_t n,
+			     uint64_t (*want)(const inputs *in, void *ctx), void *ctx)
+{
+	char cmd[2048];
+	int len = snprintf(cmd, sizeof cmd, "%s", exe);
+	for (size_t k = 0; k < n; k++)
+		len += snprintf(cmd + len, sizeof cmd - (size_t)len, " %llu %llu",
+				(unsigned long long)cases[k].di, (unsigned long long)cases[k].si);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	for (size_t k = 0; k < n; k++) {
+		unsigned long long got;
+		assert_int_equal(fscanf(p, "%llu", &got), 1);
+		uint64_t w = want(&cases[k], ctx);
+		if (got != w)
+			fail_msg("%s(0x%llx, 0x%llx): cpu 0x%llx, expression 0x%llx", fn,
+				 (unsigned long long)cases[k].di, (unsigned long long)cases[k].si,
+				 got, (unsigned long long)w);
+	}
+	pclose(p);
+}
+
+static uint64_t arith_want(const inputs *in, void *e)
+{
+	return expr_eval(e, eval_leaf, eval_counter, (void *)in);
+}
+
 static void test_eval_matches_execution(void **state)
 {
 	(void)state;
@@ -615,23 +644,7 @@ static void test_eval_matches_execution(void **state)
 	expr_leaves(e, count_leaf, seen);
 	for (unsigned v = 0; v < 32; v++)
 		assert_int_equal(seen[v], v == R_DI || v == R_SI);
-	char cmd[2048];
-	int n = snprintf(cmd, sizeof cmd, "%s", exe);
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
-		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %llu %llu",
-			      (unsigned long long)cases[k].di, (unsigned long long)cases[k].si);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-		unsigned long long got;
-		assert_int_equal(fscanf(p, "%llu", &got), 1);
-		uint64_t want = expr_eval(e, eval_leaf, eval_counter, (void *)&cases[k]);
-		if (got != want)
-			fail_msg("f_arith(0x%llx, 0x%llx): cpu 0x%llx, expression 0x%llx",
-				 (unsigned long long)cases[k].di, (unsigned long long)cases[k].si,
-				 got, (unsigned long long)want);
-	}
-	pclose(p);
+	compare_with_cpu(exe, "f_arith", cases, sizeof cases / sizeof *cases, arith_want, e);
 	close_routine(f);
 }
 
@@ -688,6 +701,18 @@ static uint64_t bits_leaf(uint32_t v, void *arg)
 	return expr_eval(e, bits_leaf, eval_counter, b);
 }
 
+typedef struct bits_want_ctx {
+	fixture *f;
+	expr *e;
+} bits_want_ctx;
+
+static uint64_t bits_want(const inputs *in, void *ctx)
+{
+	bits_want_ctx *x = ctx;
+	bits_env b = { x->f, *in };
+	return expr_eval(x->e, bits_leaf, eval_counter, &b);
+}
+
 static void test_bits_eval_matches_execution(void **state)
 {
 	(void)state;
@@ -705,24 +730,8 @@ static void test_bits_eval_matches_execution(void **state)
 	assert_op(f, 10, OP_SHR);
 	assert_null(expr_of_def_bits(f->c, ssa_after(&f->s, 10, R_9)));
 	assert_null(expr_of_def_bits(f->c, R_DI));
-	char cmd[2048];
-	int n = snprintf(cmd, sizeof cmd, "%s", exe);
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
-		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %llu %llu",
-			      (unsigned long long)cases[k].di, (unsigned long long)cases[k].si);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-		unsigned long long got;
-		assert_int_equal(fscanf(p, "%llu", &got), 1);
-		bits_env b = { f, cases[k] };
-		uint64_t want = expr_eval(e, bits_leaf, eval_counter, &b);
-		if (got != want)
-			fail_msg("f_bits(0x%llx, 0x%llx): cpu 0x%llx, expressions 0x%llx",
-				 (unsigned long long)cases[k].di, (unsigned long long)cases[k].si,
-				 got, (unsigned long long)want);
-	}
-	pclose(p);
+	bits_want_ctx x = { f, e };
+	compare_with_cpu(exe, "f_bits", cases, sizeof cases / sizeof *cases, bits_want, &x);
 	close_routine(f);
 }
 
