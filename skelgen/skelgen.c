@@ -200,9 +200,11 @@ static void emit_expr(FILE *f, const expr *e)
 		fprintf(f, "I%u", e->val);
 		break;
 	case E_ADD:
+	case E_MULV:
+	case E_AND:
 		fputc('(', f);
 		emit_expr(f, e->a);
-		fputs(" + ", f);
+		fputs(e->kind == E_ADD ? " + " : e->kind == E_MULV ? " * " : " & ", f);
 		emit_expr(f, e->b);
 		fputc(')', f);
 		break;
@@ -210,13 +212,6 @@ static void emit_expr(FILE *f, const expr *e)
 		fputc('(', f);
 		emit_expr(f, e->a);
 		fprintf(f, " * 0x%" PRIx64 "ull)", (uint64_t)e->k);
-		break;
-	case E_MULV:
-		fputc('(', f);
-		emit_expr(f, e->a);
-		fputs(" * ", f);
-		emit_expr(f, e->b);
-		fputc(')', f);
 		break;
 	case E_ZEXT:
 		fprintf(f, "(uint64_t)(uint%u_t)(", e->bits);
@@ -226,13 +221,6 @@ static void emit_expr(FILE *f, const expr *e)
 	case E_SEXT:
 		fprintf(f, "(uint64_t)(int64_t)(int%u_t)(", e->bits);
 		emit_expr(f, e->a);
-		fputc(')', f);
-		break;
-	case E_AND:
-		fputc('(', f);
-		emit_expr(f, e->a);
-		fputs(" & ", f);
-		emit_expr(f, e->b);
 		fputc(')', f);
 		break;
 	case E_SHR: /* a 32-bit operand is zero-extended (expr_shr) */
@@ -1342,6 +1330,16 @@ static void emit_insn(rgen *g, uint32_t i)
 	}
 }
 
+/* probe_first from a.probes (sorted by instruction) */
+static void index_probes(rgen *g)
+{
+	const analysis *a = &g->a;
+	for (uint32_t i = 0; i < g->r->ninsn; i++)
+		g->probe_first[i] = a->nprobes;
+	for (uint32_t k = a->nprobes; k-- > 0;)
+		g->probe_first[a->probes[k].insn] = k;
+}
+
 static void prepare(rgen *g)
 {
 	const routine *r = g->r;
@@ -1350,10 +1348,7 @@ static void prepare(rgen *g)
 	g->leaf_used = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
 	g->returned_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
 	g->probe_first = xmalloc((r->ninsn ? r->ninsn : 1) * sizeof *g->probe_first);
-	for (uint32_t i = 0; i < r->ninsn; i++)
-		g->probe_first[i] = a->nprobes;
-	for (uint32_t k = a->nprobes; k-- > 0;)
-		g->probe_first[a->probes[k].insn] = k;
+	index_probes(g);
 	for (uint32_t i = 0; i < a->nacc; i++)
 		if (a->acc[i].addr && (!g->role || g->role[i] == BID_KEPT)) {
 			mark_counters(g, a->acc[i].addr);
@@ -2293,19 +2288,6 @@ static bool carry_block_ok(const rgen *g, uint32_t b)
 	return true;
 }
 
-/* The block where the skeleton reads a recorded value (ivres.c's
- * probe_site). */
-static uint32_t read_block(const rgen *g, uint32_t v)
-{
-	const ssa_value *sv = &g->a.s.vals[v];
-	switch (sv->kind) {
-	case V_ENTRY: return 0;
-	case V_PHI: return sv->block;
-	case V_CLOBBER: return g->a.s.block_of[sv->insn + 1];
-	default: return g->a.s.block_of[sv->insn];
-	}
-}
-
 typedef struct carry_check {
 	const rgen *g;
 	uint8_t *st;            /* per value: CV_* */
@@ -2349,11 +2331,12 @@ static void carry_leaf(uint32_t v, void *arg)
 		vec_push(*c->more, v);
 		return;
 	}
-	/* recorded, and read before the edge: not a call's result read
-	 * where b starts (a φ of b, or a value b defines, is of this
-	 * iteration on a back edge) */
+	/* recorded, and read before the edge: not a call's result, read
+	 * at the return site, where b starts (a φ of b, or a value b
+	 * defines, is of this iteration on a back edge) */
 	const ssa_value *sv = &c->g->a.s.vals[v];
-	if (!(c->st[v] & CV_RECORDED) || (sv->kind == V_CLOBBER && read_block(c->g, v) == c->b))
+	if (!(c->st[v] & CV_RECORDED) ||
+	    (sv->kind == V_CLOBBER && c->g->a.s.block_of[sv->insn + 1] == c->b))
 		c->ok = false;
 }
 
@@ -2487,10 +2470,7 @@ static void plan_carried(rgen *g)
 			a->probes[n++] = *p;
 	}
 	a->nprobes = n;
-	for (uint32_t i = 0; i < g->r->ninsn; i++)
-		g->probe_first[i] = n;
-	for (uint32_t k = n; k-- > 0;)
-		g->probe_first[a->probes[k].insn] = k;
+	index_probes(g);
 	free(cand.a);
 	free(st);
 }
