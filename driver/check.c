@@ -12,6 +12,7 @@
 #include "analyzer/analyzer.h"
 #include "analyzer/util.h"
 #include "replay/format.h"
+#include "replay/interleave.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,11 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct acc {
-	uint64_t pc, addr;
-	uint32_t size;
-	uint8_t w;
-} acc;
+typedef il_acc acc;
 
 typedef VEC(acc) acc_vec;
 
@@ -387,11 +384,6 @@ static int read_replayed(const char *path, thread_vec *threads)
 	return 0;
 }
 
-static bool same(const acc *a, const acc *b)
-{
-	return a->pc == b->pc && a->addr == b->addr && a->size == b->size && a->w == b->w;
-}
-
 static void print_acc(const char *who, const acc *a)
 {
 	const cobj *o = cobj_at(cobjs, ncobjs, a->pc);
@@ -427,101 +419,55 @@ static void print_objects(const acc_vec *oracle)
 	free(n);
 }
 
-/* How many of the oracle's accesses from i on thread tt's stream makes
- * next, at most LOOKAHEAD. */
-#define LOOKAHEAD 4096
-static size_t run_ahead(const acc_vec *oracle, size_t i, const thread_trace *tt)
+static bool skippable(const il_acc *a, void *ctx)
 {
-	size_t m = 0;
-	while (m < LOOKAHEAD && i + m < oracle->n && tt->pos + m < tt->a.n &&
-	       same(&tt->a.a[tt->pos + m], &oracle->a[i + m]))
-		m++;
-	return m;
+	(void)ctx;
+	return and_zero_elided(a);
 }
 
-/* Matches lackey's sequence as an interleaving of the thread streams.
- * When several threads' next access is the oracle's (threads running the
- * same code on shared data: malloc's arena, a lock; a thread starting on
- * the stack of one that ended), the one that goes on matching longest
- * made it (valgrind runs a thread for many blocks at a time); on a tie
- * the thread that matched last, else the oldest (threads are numbered as
- * they first run). */
+/* Matches lackey's sequence as an interleaving of the thread streams
+ * (interleave.h). */
 static int compare(const acc_vec *oracle, thread_vec *threads)
 {
-	size_t cur = 0, total = 0, elided = 0;
+	il_thread *th = xcalloc(threads->n ? threads->n : 1, sizeof *th);
+	for (size_t k = 0; k < threads->n; k++)
+		th[k] = (il_thread){ .a = threads->a[k].a.a, .n = threads->a[k].a.n };
+	il_result r;
+	il_match(oracle->a, oracle->n, th, threads->n, skippable, NULL, &r);
+	free(th);
+	if (!r.matched) {
+		if (r.far == oracle->n) {
+			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
+				"accesses more than valgrind saw; first:\n", r.thread, r.extra);
+			print_acc("skel", &r.next);
+		} else {
+			fprintf(stderr, "skel check: MISMATCH at access %zu of %zu (oracle):\n",
+				r.far + 1, oracle->n);
+			for (size_t c = r.far >= 3 ? r.far - 3 : 0; c < r.far; c++)
+				print_acc("matched", &oracle->a[c]);
+			print_acc("valgrind", &oracle->a[r.far]);
+			if (!r.ended)
+				print_acc("skel", &r.next);
+			else
+				fprintf(stderr, "  skel     (thread %zu's trace has ended)\n", r.thread);
+			fprintf(stderr, "check: %zu of %zu accesses matched before the first "
+				"divergence\n", r.far, oracle->n);
+		}
+		if (r.backtracks)
+			fprintf(stderr, "check: %zu other interleavings of the threads were tried "
+				"where several could have made an access\n", r.backtracks);
+		return 1;
+	}
+	size_t elided = r.skipped;
+	size_t total = 0;
 	for (size_t t = 0; t < threads->n; t++)
 		total += threads->a[t].a.n;
-	for (size_t i = 0; i < oracle->n; i++) {
-		acc o = oracle->a[i];
-		bool ok = false;
-		size_t best = 0, best_run = 0;
-		for (size_t k = 0; k <= threads->n; k++) {
-			/* cur, then the others in creation order: a thread
-			 * that starts as an older one did (a stack reused,
-			 * the same start-up) comes after it */
-			size_t t = k == 0 ? cur : k - 1;
-			if (k && t == cur)
-				continue;
-			thread_trace *tt = &threads->a[t];
-			if (tt->pos >= tt->a.n || !same(&tt->a.a[tt->pos], &o))
-				continue;
-			if (!ok) {
-				ok = true;
-				best = t;
-				continue;	/* alone: no look ahead */
-			}
-			if (!best_run)
-				best_run = run_ahead(oracle, i, &threads->a[best]);
-			size_t r = run_ahead(oracle, i, tt);
-			if (r > best_run)
-				best = t, best_run = r;
-		}
-		if (ok) {
-			threads->a[best].pos++;
-			cur = best;
-		}
-		thread_trace *ct = &threads->a[cur];
-		if (!ok && ct->pos < ct->a.n && and_zero_elided(&ct->a.a[ct->pos])) {
-			ct->pos++;	/* valgrind dropped it: try o again */
-			elided++;
-			total--;
-			i--;
-			continue;
-		}
-		if (!ok) {
-			fprintf(stderr, "skel check: MISMATCH at access %zu of %zu (oracle):\n", i + 1,
-				oracle->n);
-			for (size_t c = i >= 3 ? i - 3 : 0; c < i; c++) {
-				print_acc("matched", &oracle->a[c]);
-			}
-			print_acc("valgrind", &o);
-			thread_trace *tt = &threads->a[cur];
-			if (tt->pos < tt->a.n)
-				print_acc("skel", &tt->a.a[tt->pos]);
-			else
-				fprintf(stderr, "  skel     (thread %zu's trace has ended)\n", cur);
-			fprintf(stderr, "check: %zu of %zu accesses matched before the first divergence\n", i,
-			       oracle->n);
-			return 1;
-		}
-	}
-	for (size_t t = 0; t < threads->n; t++) {
-		thread_trace *tt = &threads->a[t];
-		for (; tt->pos < tt->a.n && and_zero_elided(&tt->a.a[tt->pos]); tt->pos++) {
-			elided++;
-			total--;
-		}
-		if (tt->pos < tt->a.n) {
-			fprintf(stderr, "skel check: MISMATCH: the replayed trace of thread %zu has %zu "
-				"accesses more than valgrind saw; first:\n", t, tt->a.n - tt->pos);
-			print_acc("skel", &tt->a.a[tt->pos]);
-			fprintf(stderr, "check: %zu accesses matched, %zu extra in the replay\n", oracle->n,
-			       total - oracle->n);
-			return 1;
-		}
-	}
+	total -= elided;
 	fprintf(stderr, "check: %zu of %zu accesses match valgrind lackey (100%%), %zu thread%s\n",
 	       oracle->n, total, threads->n, threads->n == 1 ? "" : "s");
+	if (r.backtracks)
+		fprintf(stderr, "check: found after trying %zu other interleavings of the threads "
+			"where several could have made an access\n", r.backtracks);
 	if (ncobjs > 1)
 		print_objects(oracle);
 	if (locked_extra)
