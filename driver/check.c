@@ -236,7 +236,13 @@ static int read_lackey(const char *log, const vt_streams *s, cobj *objs, size_t 
 	size_t push_at = SIZE_MAX;	/* its push's store, in out */
 	/* a forked child's log starts after the fork, recorder in place */
 	bool started = !s->objects.marker || child;
+	/* a forked child's log starts after the parent's late chunks were
+	 * patched (the loader's, libraries loaded before the fork): their
+	 * objects are live from its first line */
 	late_seen = 0;
+	for (size_t k = 0; child && k < nobj; k++)
+		if (objs[k].open && objs[k].batch > late_seen)
+			late_seen = objs[k].batch;
 	uint64_t ipc = 0;	/* the pc of the last instruction */
 	bool quiet = false;	/* between the two runs of the late marker */
 	free(uncompared);

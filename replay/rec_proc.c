@@ -429,16 +429,20 @@ static char **rec_exec_env(char *const envp[], size_t *bytes)
 	return v;
 }
 
-/* `call` with `env` the new image's environment (rec_exec_env of envp) */
-#define REC_EXEC(call, path, envp) \
+/* real (the function's pointer, looked up with dlsym) called with args,
+ * `env` in them the new image's environment (rec_exec_env of envp).  The
+ * lookup comes before the trace ends (VT_EXEC_CALLED): dlsym is libc's,
+ * traced in a whole-process recording. */
+#define REC_EXEC(real, args, path, envp) \
 	do { \
 		int saved; \
 		size_t bytes = 0; \
 		char **env = rec_exec_env(envp, &bytes); \
 		if (!env) \
 			env = (char **)(envp); \
+		__typeof__(real) fn = real; \
 		rec_note_exec(path, VT_EXEC_CALLED); \
-		int rc = call; \
+		int rc = fn args; \
 		saved = errno; \
 		rec_note_exec(path, VT_EXEC_FAILED); \
 		if (bytes) \
@@ -449,27 +453,27 @@ static char **rec_exec_env(char *const envp[], size_t *bytes)
 
 REC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execve()(path, argv, env), path, envp);
+	REC_EXEC(rec_real_execve(), (path, argv, env), path, envp);
 }
 
 REC_EXPORT int execv(const char *path, char *const argv[])
 {
-	REC_EXEC(rec_real_execve()(path, argv, env), path, environ);
+	REC_EXEC(rec_real_execve(), (path, argv, env), path, environ);
 }
 
 REC_EXPORT int execvp(const char *file, char *const argv[])
 {
-	REC_EXEC(rec_real_execvpe()(file, argv, env), file, environ);
+	REC_EXEC(rec_real_execvpe(), (file, argv, env), file, environ);
 }
 
 REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execvpe()(file, argv, env), file, envp);
+	REC_EXEC(rec_real_execvpe(), (file, argv, env), file, envp);
 }
 
 REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_fexecve()(fd, argv, env), "(a file descriptor)", envp);
+	REC_EXEC(rec_real_fexecve(), (fd, argv, env), "(a file descriptor)", envp);
 }
 
 /* execl, execlp, execle: their arguments gathered, then the v forms above

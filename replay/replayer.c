@@ -525,6 +525,9 @@ typedef struct stream {
 	 * replayed without output (0: none) */
 	uint64_t quiet;
 	int count_only;         /* t.count_only after them */
+	bool fork_in_skel;      /* then quiet on to FORK_DONE (libc covered) */
+	bool idle_end;          /* in sk_idle */
+	bool thread_ended;      /* THREAD_END seen: the thread ended itself */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
 	struct vt_unz *zin;     /* online: its ZVALUES' decompressor */
@@ -1147,6 +1150,16 @@ static void fork_passed(stream *s)
 		s->t.count[k] = s->t.bytes[k] = 0;
 }
 
+/* A forked child's words from the parent's pthread_atfork prepare handler
+ * on are its own (the recorder's child file starts there), but its
+ * accesses start after the system call that made it: the libc code
+ * before it ran in the parent only. */
+void sk_fork_done(sk_thread *t)
+{
+	t->await_fork = 0;
+	fork_passed(t->sink);
+}
+
 /* Online, a thread's words are taken one VALUES chunk behind the
  * reader.  Its HANDLER events lie between its VALUES chunks (the
  * recorder writes its buffer out before each), and the skeleton must
@@ -1216,8 +1229,14 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
-	if (s->quiet && s->base >= s->quiet)
-		fork_passed(s);
+	if (s->quiet && s->base >= s->quiet) {
+		if (s->fork_in_skel) {
+			s->quiet = 0;
+			s->t.await_fork = 1;	/* on to the system call */
+		} else {
+			fork_passed(s);
+		}
+	}
 	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seg_w, g->w, __ATOMIC_RELAXED);
 	return 1;
@@ -1434,12 +1453,23 @@ static const vt_handler *handler_here(stream *s, const sk_thread *t, uint64_t pc
 	       reader_clear(t) ? h : NULL;
 }
 
+/* The handlers of signals that were pending together (unblocked by
+ * sigprocmask, or queued to the thread itself): the kernel runs one after
+ * the other, each at the same interrupted pc, with no word between. */
+static void handlers_pending_at(stream *s, const sk_thread *t, uint64_t pc)
+{
+	const vt_handler *h;
+	while ((h = handler_here(s, t, pc)) && !(h->flags & VT_HANDLER_ADDR))
+		handler_run(s);
+}
+
 void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
 	const vt_handler *h = handler_here(s, t, pc);
 	if (h && (!(h->flags & VT_HANDLER_ADDR) || (h->addr >= addr && h->addr - addr < size))) {
 		handler_run(s);
+		handlers_pending_at(s, t, pc);
 		return;
 	}
 	sk_crashed(t, addr, size);
@@ -1447,10 +1477,7 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 
 void sk_signal_at(sk_thread *t, uint64_t pc)
 {
-	stream *s = t->sink;
-	const vt_handler *h = handler_here(s, t, pc);
-	if (h && !(h->flags & VT_HANDLER_ADDR))
-		handler_run(s);
+	handlers_pending_at(t->sink, t, pc);
 }
 
 static void held_word(stream *s);
@@ -1489,6 +1516,18 @@ uint64_t sk_peek_more(sk_thread *t)
 {
 	words_wait(t->sink);
 	return *t->w;
+}
+
+/* SK_IDLE out of words: if none comes, the thread's replay ends here, in
+ * a loop without exit that records nothing, whose iterations the thread
+ * made (until the process's exit, a cancellation or a handler ended it)
+ * are not in the trace: said at the end (replay_stream). */
+void sk_idle(sk_thread *t)
+{
+	stream *s = t->sink;
+	s->idle_end = true;
+	(void)sk_peek_more(t);
+	s->idle_end = false;
 }
 
 void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
@@ -2023,6 +2062,12 @@ static void *replay_stream(void *arg)
 	s->how = r;
 	if (r == 1 && s->armed)	/* the stream ended after the loop */
 		held_flush(s);
+	/* a thread still running at the process's exit is said with the
+	 * others (say_running) */
+	if (r == 1 && s->idle_end && s->thread_ended)
+		fprintf(stderr, "skel: replay: thread %u ended (cancelled, or a handler's exit) "
+			"in a loop without exit that records nothing: the accesses of the "
+			"iterations it made there are not in the trace\n", s->thread);
 	if (reporting) {	/* the last stamps: the end of the stream */
 		pthread_mutex_lock(&mu);
 		stamps_pass(s, UINT64_MAX);
@@ -2581,8 +2626,9 @@ static int prefix_load(prefix *p, const char *root, uint32_t root_pid, vt_proces
 
 /* Thread 0 of a child: the parents' words up to the fork come first,
  * replayed without output (fork_passed). */
-static void stream_prefix(stream *s, const prefix *p)
+static void stream_prefix(stream *s, const prefix *p, bool fork_in_skel)
 {
+	s->fork_in_skel = fork_in_skel;
 	for (size_t i = 0; i < p->np; i++)
 		stream_runs(s, p->part[i]->runs, p->part[i]->nruns, p->words[i]);
 	if (!p->total)
@@ -2728,11 +2774,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		vtrace_close(&vt);
 		return 2;
 	}
-	if (pre && pre->nf && libs_covered(&pre->f[pre->nf - 1].st.objects))
-		fprintf(stderr, "skel: %s: process %u: in a whole-process recording the child's "
-			"trace begins in libc's fork() before its system call: the accesses libc "
-			"makes between the pthread_atfork handlers and the system call are in "
-			"the child's trace as well as in the parent's\n", values, replay_pid);
+	/* whole process: the fork's system call is in libc's skeleton */
+	bool fork_in_skel = pre && pre->nf && libs_covered(&pre->f[pre->nf - 1].st.objects);
 	/* a child's objects are its first ancestor's, and those it mapped */
 	if ((pre && pre->nf && modules_bind(pre->f[pre->nf - 1].st.objects.v,
 					    pre->f[pre->nf - 1].st.objects.n, root) < 0) ||
@@ -2759,11 +2802,12 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->finished = true;
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
+		s->thread_ended = vs->ended;
 		s->hd = vs->hand;
 		s->nhd = vs->nhand;
 		s->t.crash_pc = crash_pc_in(s, &mods[0]);
 		if (vs->thread == 0 && pre)
-			stream_prefix(s, pre);
+			stream_prefix(s, pre, fork_in_skel);
 		stream_runs(s, vs->runs, vs->nruns, UINT64_MAX);
 		seg_unpack(s, s->cur);
 		s->t.w = s->t.begin = s->seg_w = s->cur->w;
@@ -2774,6 +2818,13 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		join_with_progress(s, quiet);
 		if (s->how == 2)
 			rc = 3;
+		if (s->t.await_fork || s->quiet) {
+			fprintf(stderr, "skel: %s: process %u: the replay never came to the system "
+				"call that made the process (fork, vfork or clone: its number not "
+				"known to the skeleton?); the process's trace is empty\n", values,
+				replay_pid);
+			rc = 3;
+		}
 		report_thread(out, s, &tot);
 		stream_free(s);
 	}
@@ -3077,6 +3128,7 @@ static int replay_fd(FILE *out, bool quiet)
 				s->start = *(vt_thread_start *)p;
 			if (c.type == VT_THREAD_END) {
 				s->finished = true;
+				s->thread_ended = true;
 				uint64_t fl = 0;
 				if (c.payload_bytes >= 16)
 					memcpy(&fl, (uint8_t *)p + 8, 8);

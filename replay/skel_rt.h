@@ -68,6 +68,9 @@ struct sk_thread {
 	/* last: the name the next skel_roi_begin passes, when the skeleton
 	 * knows it (SK_ROI_NAME before the call), else NULL */
 	const char *roi_name;
+	/* last: a forked child's thread 0, its parent's words passed: its
+	 * own accesses start after the system call that made it (FORK_DONE) */
+	int await_fork;
 };
 
 /* skel report takes the accesses in batches, stored here without a call
@@ -129,8 +132,10 @@ uint64_t sk_peek_more(sk_thread *t);
  * process's exit (another thread's exit(), a signal) killed in it leaves
  * no word its replay would stop at when the loop records none, so with
  * none left in its stream the thread's replay ends here, as it would at
- * its next word (sk_peek_more does not return then). */
-#define SK_IDLE() do { if (__builtin_expect(t->w == t->end, 0)) (void)sk_peek_more(t); } while (0)
+ * its next word (sk_peek_more does not return then).  The iterations it
+ * made there are not in the trace: the replay says so (sk_idle). */
+void sk_idle(sk_thread *t);
+#define SK_IDLE() do { if (__builtin_expect(t->w == t->end, 0)) sk_idle(t); } while (0)
 /* A word that is not the one the skeleton expects: the stream and the
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);
@@ -411,6 +416,22 @@ void sk_signal_at(sk_thread *t, uint64_t pc);
 	    ((pc) == t->crash_pc || (next) == t->crash_pc))			\
 		sk_signal_at(t, t->crash_pc);					\
 } while (0)
+
+/* After a system call that makes a process (clone, fork, vfork, clone3):
+ * in a forked child's replay the parent's part ends here, the child's
+ * accesses start (the accesses libc's fork makes before the call are the
+ * parent's only). */
+void sk_fork_done(sk_thread *t);
+#define FORK_DONE() do {							\
+	if (__builtin_expect(t->await_fork, 0))					\
+		sk_fork_done(t);						\
+} while (0)
+
+/* At an instruction that faults without a data access (div and idiv:
+ * SIGFPE; ud2, hlt, int n: SIGILL, SIGSEGV, SIGTRAP, whose pc the kernel
+ * gives as the next one's): a handler of the fault runs here, before
+ * the instruction (a handler that returns makes it again). */
+#define FAULT_POINT(pc, next) SYSCALL_DONE(pc, next)
 
 #define IN() sk_in(t)
 #define BIT() sk_bit(t)

@@ -1713,6 +1713,35 @@ static void emit_exit_decl(rgen *g, uint32_t l)
 	fputs(n ? " };\n" : " 0 };\n", f);
 }
 
+/* The system call ending at insns[i] of block b makes a process (clone,
+ * fork, vfork, clone3): rax set by a `mov $n` earlier in the block, not
+ * written between. */
+static bool makes_process(const routine *r, const block *b, uint32_t i)
+{
+	for (uint32_t j = i; j-- > b->first;) {
+		const insn *in = &r->insns[j];
+		if (!(in->writes & REG_BIT(R_AX)))
+			continue;
+		if (in->op != OP_MOV || in->nopd != 2 || in->opd[0].type != OPD_REG ||
+		    in->opd[0].reg != R_AX || in->opd[0].size < 4 || in->opd[1].type != OPD_IMM)
+			return false;
+		uint64_t n = (uint64_t)in->opd[1].imm;
+		return n == 56 || n == 57 || n == 58 || n == 435;
+	}
+	return false;
+}
+
+/* An instruction that can bring a signal on its thread without a data
+ * access, where a handler may run (FAULT_POINT): div and idiv of a
+ * register (of memory: the access's pc places it, sk_out), and those that
+ * end a block in a trap (ud2, hlt, int3, int n but for int 0x80). */
+static bool faults_without_access(const insn *in)
+{
+	if (in->op == OP_DIV || in->op == OP_IDIV)
+		return in->nmem == 0;
+	return in->op == OP_HALT;
+}
+
 static void emit_routine(rgen *g)
 {
 	const routine *r = g->r;
@@ -1766,12 +1795,17 @@ static void emit_routine(rgen *g)
 			if (r->loops[l].header == bi && !r->loops[l].nexits)
 				fputs("\tSK_IDLE();\n", f);
 		for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
+			const insn *in = &r->insns[i];
+			if (faults_without_access(in))
+				fprintf(f, "\tFAULT_POINT(0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\n",
+					in->addr, in->addr + in->len);
 			emit_insn(g, i);
 			/* a handler that ran while the thread was in the call */
-			const insn *in = &r->insns[i];
 			if (in->op == OP_SYSCALL && in->flow != FLOW_HALT)
 				fprintf(f, "\tSYSCALL_DONE(0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\n",
 					in->addr, in->addr + in->len);
+			if (in->op == OP_SYSCALL && in->flow != FLOW_HALT && makes_process(r, b, i))
+				fputs("\tFORK_DONE();\n", f);
 		}
 		emit_terminator(g, bi);
 	}

@@ -61,6 +61,19 @@ static void *in_test(void *arg)
 	return NULL;
 }
 
+/* asynchronous cancellation in a loop without exit that records
+ * nothing: its iterations are not in the trace, which the replay says
+ * (not in "all": skel check's trace would differ) */
+static void *in_spin(void *arg)
+{
+	long id = (long)arg;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	__atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		sink[id]++;
+	return NULL;
+}
+
 static void cancel_all(void *(*fn)(void *), int n)
 {
 	pthread_t t[4];
@@ -105,6 +118,8 @@ int main(int argc, char **argv)
 			return 1;
 		cancel_all(in_test, 2);
 	}
+	if (!strcmp(m, "spin"))
+		cancel_all(in_spin, 1);
 	if (all || !strcmp(m, "alarm")) {
 		struct sigaction a;
 		memset(&a, 0, sizeof a);

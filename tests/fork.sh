@@ -5,7 +5,7 @@
 # exit status as native under skel record and skel run; vfork, clone, exec
 # after fork, the program's exec of itself (VALUES.<pid>.exec<n>) are
 # followed, system() and popen() named.  A child's file that is
-# missing or cut is said, by name.
+# missing or cut is said, by name.  Some cases whole process too.
 cd "$(dirname "$0")/.." || exit 1
 # the executable's scope (skel gen --main-only) unless a case says
 # otherwise: whole-process tracing is tests/whole.sh's
@@ -46,6 +46,29 @@ for o in O0 O2; do
 			bad "$c -$o: skel check: $(grep -v 'its trace is in' "$tmp/check.err" | tail -8)"
 		fi
 	done
+done
+# The whole process (libc and the loader traced too) at -O2: a child's
+# trace starts after the system call that made it, in libc's fork, vfork
+# or clone (before, it began at the pthread_atfork prepare handlers, and
+# libc's code up to the system call was in both processes' traces); the
+# loader's code (__tls_get_addr) is compared in a child's log from its
+# first line; the recorder looks execve up (dlsym, libc's) before the
+# trace ends, not after.  make check-full: every case that forks.
+wcases="basic:1 nested:2 vfork:2 thread:1"
+[ -z "$SKEL_FULL" ] || wcases="$wcases loop:3 func:1 exec:1 clone:1 _Fork:1 forkpty:1 reexec:3"
+b="$tmp/fork-O2"
+for cn in $wcases; do
+	c=${cn%:*} n=${cn#*:}
+	if XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel check --whole-process -- "$b" $c \
+		>/dev/null 2>"$tmp/check.err"; then
+		k=$(grep -c '^check: process [0-9]* (' "$tmp/check.err")
+		[ "$k" -eq "$n" ] || bad "$c whole process: skel check compared $k other process images, expected $n"
+		grep -q '^check: by object: .*libc.so.6 [1-9]' "$tmp/check.err" ||
+			bad "$c whole process: libc's accesses not compared"
+		echo "fork $c -O2 whole process: $(grep '^check: [0-9]* of [0-9]* accesses match' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')"
+	else
+		bad "$c whole process: skel check: $(grep -v 'its trace is in\|^skel: gen' "$tmp/check.err" | tail -8)"
+	fi
 done
 # system() and popen(): named, never silent
 b="$tmp/fork-O2"

@@ -27,6 +27,12 @@
 # overflow into a SIGSEGV handler on sigaltstack that siglongjmps out:
 # its skeleton recurses alike, which gcc's -Winfinite-recursion refused
 # (-Werror) before.
+# trap: faults at instructions without a data access (idiv by zero:
+# SIGFPE; ud2: SIGILL), whose handler siglongjmps out: the skeleton
+# stops at such instructions for a handler that ran there (before, the
+# replay stopped loud: "the skeleton did not come to that pc").
+# pending: real-time signals queued to itself while blocked, whose
+# handlers all run when sigprocmask unblocks them; whole process too.
 # scanfault, scanfix: scan's loop (an exit-value loop at -O2) runs into
 # a page it cannot read; the SIGSEGV handler siglongjmps out (the loop
 # replays to the faulting access, the handler there), or opens the page
@@ -67,7 +73,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix overflow; do
+	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix overflow trap pending; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
@@ -75,7 +81,19 @@ for o in O0 O2; do
 		if ./skel check "$b.c" -- "$b" $c >"$tmp/check.out" 2>"$tmp/check.err"; then
 			echo "signals -$o $c: $(grep '^check:' "$tmp/check.err")"
 		else
-			bad "-$o $c: $(tail -6 "$tmp/check.err")"
+			bad "-$o $c: $(grep 'skel: replay' "$tmp/check.err" | head -2) $(tail -6 "$tmp/check.err")"
+		fi
+	done
+	# the whole process: pending's handlers run one after the other at
+	# the instruction after sigprocmask's system call in libc (the
+	# replay ran the first only, and stopped at the second), trap's
+	# where libc's code is between the faults
+	for c in pending trap; do
+		if XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel check --whole-process -- "$b" $c \
+			>"$tmp/check.out" 2>"$tmp/check.err"; then
+			echo "signals -$o $c whole process: $(grep -m1 '^check: [0-9]' "$tmp/check.err")"
+		else
+			bad "-$o $c whole process: $(grep -v '^skel: gen' "$tmp/check.err" | head -8)"
 		fi
 	done
 	# crashload dies of its fault: the replay stops at the load
