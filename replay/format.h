@@ -659,6 +659,11 @@ enum {
 	 * pc) by swapcontext (addr 1) or setcontext (addr 2), called from pc;
 	 * the replay does not follow such switches and stops there, loud */
 	VT_HANDLER_SWITCH = 32,
+	/* held for the thread's next probe, which did not come in
+	 * REC_HELD_WAIT_MS (a loop that records nothing until the handler
+	 * has run, `while (!flag)`): it ran where the thread was, which the
+	 * replay cannot place; it stops there, loud */
+	VT_HANDLER_STUCK = 64,
 };
 typedef struct vt_handler {
 	uint64_t word;		/* words of the thread before it */

@@ -563,6 +563,9 @@ void rec_fork_event(uint32_t pid);
 void rec_signals_install(void);
 /* The signals held for the thread's next probe, run now (it stops
  * recording: exit, thread end). */
+/* In a forked child: the parent's watchdog timer is not the child's
+ * (timer ids are per process: the number may be the program's own). */
+void rec_sig_forked(rec_thread *t);
 void rec_sig_run_held(void);
 /* sigaction as libc does it, past our interposer: the system call */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);

@@ -271,6 +271,7 @@ static int rec_child_file(pid_t pid)
 void rec_atfork_child(void)
 {
 	rec_thread *t = rec_self;
+	rec_sig_forked(t);
 	pid_t pid = rec_getpid();
 	int fd = -1;
 	if (R.active && !rec_off() && !R.pipe && t && t != &R.sink)

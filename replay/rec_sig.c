@@ -259,12 +259,15 @@ static rec_int3 *rec_int3_find(uint64_t pc)
 /* int3 sites: the kernel stops after the int3; continue in the
  * trampoline, which ends with a jmp behind the original instruction. */
 static int rec_stepped(greg_t *g);
+static int rec_watched(const siginfo_t *si, ucontext_t *uc);
 
 static void rec_on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (si->si_code == TRAP_TRACE && rec_stepped(g))
+		return;
+	if (rec_watched(si, uc))
 		return;
 	rec_int3 *s = R.active ? rec_int3_find((uint64_t)g[REG_RIP] - 1) : NULL;
 	if (s) {
@@ -305,7 +308,57 @@ typedef struct rec_sigq {
 				   (TF) until the thread is out of them */
 	int n;
 	rec_held v[REC_HELD_MAX];
+	int timer;		/* the watchdog (rec_watch), +1; 0: none yet */
 } rec_sigq;
+
+/* A held signal whose probe does not come in this long runs where the
+ * thread is (VT_HANDLER_STUCK): a loop that records nothing until the
+ * handler has run (`while (!flag) ;`) would wait for it for ever.  Long
+ * enough for a loop that ends by itself (a scan whose trip count is
+ * recorded at its exit) to reach its probe; under valgrind, which runs
+ * the program some 50 times slower, 50 times as long. */
+#define REC_HELD_WAIT_MS 200
+#define REC_HELD_WAIT_MS_VALGRIND 10000
+/* The watchdog's SIGTRAP carries this value (SI_TIMER): the recorder's
+ * SIGTRAP handler knows it from int3's and single steps'. */
+#define REC_WATCH_COOKIE ((void *)0x736b656c77617463ull)
+
+static int rec_under_valgrind;	/* below */
+
+/* A one-shot timer of the thread's, REC_HELD_WAIT_MS from now, that
+ * sends it SIGTRAP (raw system calls: libc may be patched, and its
+ * timer_create is interposed).  Nothing if the kernel refuses. */
+static void rec_watch(rec_sigq *q)
+{
+	if (!q->timer) {
+		struct sigevent se;
+		rec_fill_bytes(&se, 0, sizeof se);
+		se.sigev_value.sival_ptr = REC_WATCH_COOKIE;
+		se.sigev_signo = SIGTRAP;
+		se.sigev_notify = SIGEV_THREAD_ID;
+		se._sigev_un._tid = (int)rec_syscall3(SYS_gettid, 0, 0, 0);
+		int id = -1;
+		if (rec_syscall3(SYS_timer_create, CLOCK_MONOTONIC, (long)&se, (long)&id) || id < 0)
+			return;
+		q->timer = id + 1;
+	}
+	struct itimerspec in;
+	rec_fill_bytes(&in, 0, sizeof in);
+	long ms = rec_under_valgrind > 0 ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS;
+	in.it_value.tv_sec = ms / 1000;
+	in.it_value.tv_nsec = ms % 1000 * 1000000L;
+	rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&in, 0, 0, 0);
+}
+
+/* The held signals ran: the watchdog stops (its SIGTRAP would end a
+ * sigsuspend or a poll of the program's with EINTR). */
+static void rec_unwatch(rec_sigq *q)
+{
+	struct itimerspec off;
+	rec_fill_bytes(&off, 0, sizeof off);
+	if (q->timer)
+		rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&off, 0, 0, 0);
+}
 
 static void rec_keep_deliverable(sigset_t *s);
 
@@ -345,9 +398,29 @@ static void rec_run_handler(const struct sigaction *a, int sig, siginfo_t *si,
 	rec_event(VT_HANDLER, &r, sizeof r);
 }
 
+/* Whether the thread was in a system call: rip follows a `syscall`
+ * instruction (where the kernel delivers a signal the thread sent itself,
+ * with kill, tgkill or sigqueue, or unblocked with sigprocmask, or one
+ * that ended a blocking call), or is at one (a call the kernel restarts
+ * after the handler, SA_RESTART). */
+static int rec_in_syscall(uint64_t rip)
+{
+	const uint8_t *p = (const uint8_t *)rip;
+	if (p[0] == 0x0f && p[1] == 0x05)
+		return 1;
+	if ((rip & 0xfff) < 2)	/* the page before may not be mapped */
+		return 0;
+	return p[-2] == 0x0f && p[-1] == 0x05;
+}
+
 /* A signal the thread brought on itself: it must run now (raise returns
- * after the handler; a faulting access would fault again). */
-static int rec_sync(int sig, const siginfo_t *si)
+ * after the handler; a faulting access would fault again).  One of the
+ * process's own pid that comes anywhere but in a system call was sent by
+ * another of its threads (pthread_kill, pthread_cancel) while this one
+ * ran: asynchronous, held as a timer's is (its pc alone would not tell
+ * the replay which execution of it the thread was at).  In a system call
+ * it runs now, placed at the call, as before. */
+static int rec_sync(int sig, const siginfo_t *si, uint64_t rip)
 {
 	if (si->si_code > 0) {
 		for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
@@ -356,7 +429,7 @@ static int rec_sync(int sig, const siginfo_t *si)
 		return 0;
 	}
 	return (si->si_code == SI_USER || si->si_code == SI_TKILL ||
-		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid();
+		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid() && rec_in_syscall(rip);
 }
 
 /* Where a handler that runs now runs, for the replay. */
@@ -453,13 +526,15 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	} else {
 		rec_arm(t);
 	}
+	rec_watch(q);
 	return 1;
 }
 
 static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
 {
 	rec_thread *t = rec_self;
-	if (!rec_recording(t) || rec_sync(sig, si))
+	if (!rec_recording(t) ||
+	    rec_sync(sig, si, (uint64_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP]))
 		return 0;
 	sigset_t old;
 	rec_block_all(&old);
@@ -486,7 +561,7 @@ static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
  * mask as the kernel would have set it over `base`, the mask of the code
  * they interrupt.  A signal that comes in one of them is held again
  * (armed): the buffer's first page is opened for each. */
-static void rec_run_held(rec_thread *t, const sigset_t *base)
+static void rec_run_held(rec_thread *t, const sigset_t *base, uint32_t flags)
 {
 	rec_sigq *q = t->sigq;
 	while (q->n) {
@@ -499,13 +574,14 @@ static void rec_run_held(rec_thread *t, const sigset_t *base)
 			q->v[i] = q->v[i + 1];
 		sigset_t old;
 		rec_handler_mask(base, &h.act, h.sig, &old);
-		vt_handler e = { .flags = VT_HANDLER_DEFERRED };
+		vt_handler e = { .flags = flags };
 		rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
 		rec_restore_mask(&old);
 	}
 	if (q->armed)
 		rec_protect_first(t, PROT_READ | PROT_WRITE);
 	q->armed = 0;
+	rec_unwatch(q);
 }
 
 /* The store of the probe a held signal waits for: its handlers run, then
@@ -515,8 +591,27 @@ static int rec_held_fault(rec_thread *t, ucontext_t *uc)
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
 		return 0;
-	rec_run_held(t, &uc->uc_sigmask);
+	rec_run_held(t, &uc->uc_sigmask, VT_HANDLER_DEFERRED);
 	g[REG_RDX] = (greg_t)rec_cursor;
+	return 1;
+}
+
+/* The watchdog (rec_watch): held signals whose probe has not come run
+ * now, where the thread is, unless it is in the recorder's code (the
+ * trampolines, being stepped out of: soon at a probe), where the
+ * watchdog waits again.  1 if the SIGTRAP was the watchdog's. */
+static int rec_watched(const siginfo_t *si, ucontext_t *uc)
+{
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != REC_WATCH_COOKIE)
+		return 0;
+	rec_thread *t = rec_self;
+	if (!t || t == &R.sink || !t->sigq || !t->sigq->n || !rec_recording(t))
+		return 1;	/* ran at their probe meanwhile */
+	if (t->sigq->stepping || rec_in_code((uint64_t)uc->uc_mcontext.gregs[REG_RIP])) {
+		rec_watch(t->sigq);
+		return 1;
+	}
+	rec_run_held(t, &uc->uc_sigmask, VT_HANDLER_STUCK);
 	return 1;
 }
 
@@ -537,13 +632,19 @@ static int rec_stepped(greg_t *g)
 	return 1;
 }
 
+void rec_sig_forked(rec_thread *t)
+{
+	if (t && t->sigq)
+		t->sigq->timer = 0;
+}
+
 void rec_sig_run_held(void)
 {
 	rec_thread *t = rec_self;
 	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t)) {
 		sigset_t now;
 		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
-		rec_run_held(t, &now);
+		rec_run_held(t, &now, VT_HANDLER_DEFERRED);
 	}
 }
 

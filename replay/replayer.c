@@ -1435,6 +1435,11 @@ static void handler_at_word(stream *s)
 	if (h->flags & VT_HANDLER_UNPLACED)
 		handler_lost(s, h, "the signal came in the recorder's trampolines, where the "
 			     "replay cannot place its handler");
+	if (h->flags & VT_HANDLER_STUCK)
+		handler_lost(s, h, "it was held for the thread's next probe, which did not come "
+			     "within 200 ms (10 s under valgrind; a loop that records nothing "
+			     "until the handler has run: while (!flag)); it ran where the thread "
+			     "was, which the replay cannot place");
 	if (h->flags & VT_HANDLER_AT_PC)
 		handler_lost(s, h, "the skeleton did not come to that pc before the handler's "
 			     "words (desynchronised, or the pc makes no access)");

@@ -1,6 +1,7 @@
 /* Signal handlers replayed where they ran (tests/signals.sh): each case
  * prints what its handlers did, the same with and without skel. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -94,6 +95,22 @@ static void on_rt(int sig, siginfo_t *si, void *uc)
 	mark(sig * 1000 + si->si_value.sival_int);
 	for (int i = 0; i < si->si_value.sival_int % 8; i++)
 		marks[i] += i;
+}
+
+/* tkill: a thread that chases indices (a value recorded per step) until
+ * main stops it, signalled by main */
+static volatile int chase_stop;
+static int chase_next[256];
+
+static void *chase(void *arg)
+{
+	long i = 0, n = 0;
+	(void)arg;
+	while (!chase_stop) {
+		i = chase_next[i];
+		n++;
+	}
+	return (void *)(n > 0 ? i : -1);
 }
 
 static void handle(int sig, void (*h)(int), int flags)
@@ -262,6 +279,37 @@ int main(int argc, char **argv)
 				*p = -1;
 			}
 		printf("segvload: %ld marks, a %g %g\n", summary(), a[2][0], a[2][1]);
+	} else if (!strcmp(what, "tkill")) {
+		/* pthread_kill from main to a thread in analyzed code: the
+		 * process's own pid, but not sent by the thread itself (the
+		 * recorder took it for one it sent itself, and ran it at
+		 * once: under valgrind in its trampolines, unplaced) */
+		for (int i = 0; i < 256; i++)
+			chase_next[i] = (i * 37 + 11) & 255;
+		handle(SIGUSR1, on_usr1, 0);
+		pthread_t th;
+		pthread_create(&th, NULL, chase, NULL);
+		for (int k = 0; k < 5; k++) {
+			while (nmarks < k)
+				usleep(100);
+			usleep(3000);
+			pthread_kill(th, SIGUSR1);
+		}
+		while (nmarks < 5)
+			usleep(100);
+		chase_stop = 1;
+		pthread_join(th, NULL);
+		printf("tkill: %ld marks\n", summary());
+	} else if (!strcmp(what, "waitflag")) {
+		/* a loop that waits for the handler itself, recording
+		 * nothing until it exits: a timer's signal held for the
+		 * loop's probe would wait for ever */
+		handle(SIGALRM, on_alarm, 0);
+		ualarm(20000, 0);
+		long spins = 0;
+		while (!ticks)
+			spins++;
+		printf("waitflag: %d %d\n", (int)ticks, spins > 0);
 	} else if (!strcmp(what, "trap")) {
 		/* faults at instructions without a data access: idiv by
 		 * zero (SIGFPE) and ud2 (SIGILL); the handler jumps back */

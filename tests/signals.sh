@@ -31,6 +31,14 @@
 # SIGFPE; ud2: SIGILL), whose handler siglongjmps out: the skeleton
 # stops at such instructions for a handler that ran there (before, the
 # replay stopped loud: "the skeleton did not come to that pc").
+# tkill: main's pthread_kill to a thread in analyzed code, whose own pid
+# it carries: held for the thread's next probe as a timer's signal (the
+# recorder took it for one the thread sent itself, ran it at once, and
+# under valgrind, in the trampolines, the replay stopped: 3 runs of 3).
+# waitflag: a loop that waits for its timer's handler, recording nothing
+# until it exits (-O2: its trip count at the exit): the recorder's
+# watchdog runs the held handler after 200 ms, and the replay stops
+# there, loud.
 # pending: real-time signals queued to itself while blocked, whose
 # handlers all run when sigprocmask unblocks them; whole process too.
 # scanfault, scanfix: scan's loop (an exit-value loop at -O2) runs into
@@ -73,7 +81,7 @@ for o in O0 O2; do
 	b="$tmp/signals-$o"
 	${CC:-gcc} -$o -o "$b" tests/signals.c || { bad "cannot build -$o"; continue; }
 	./skel gen "$b" -o "$b.c" 2>"$tmp/gen.err" || { bad "gen -$o: $(cat "$tmp/gen.err")"; continue; }
-	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix overflow trap pending; do
+	for c in raise altstack nested alarm pipe resethand segv segvload scanfault scanfix overflow trap pending tkill; do
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
 		[ $rst -eq $nst ] || bad "-$o $c: recorded status $rst, native $nst"
@@ -96,6 +104,22 @@ for o in O0 O2; do
 			bad "-$o $c whole process: $(grep -v '^skel: gen' "$tmp/check.err" | head -8)"
 		fi
 	done
+	# waitflag: a loop that waits for its timer's handler (while
+	# (!ticks)) and records nothing until it exits: the signal, held for
+	# the thread's next probe, ran when the recorder's watchdog gave up
+	# waiting for it (before, the recorded program never ended); the
+	# replay cannot place it and stops there, loud (status 3)
+	"$b" waitflag >"$tmp/native.out" 2>&1; nst=$?
+	timeout 60 ./skel record "$b.c" -o "$tmp/v" -- "$b" waitflag >"$tmp/rec.out" 2>&1; rst=$?
+	[ $rst -eq $nst ] && cmp -s "$tmp/rec.out" "$tmp/native.out" ||
+		bad "-$o waitflag: recorded status $rst (native $nst; 124: it never ended) or output differs"
+	./skel replay "$b.c" "$tmp/v" --format count >/dev/null 2>"$tmp/rep.err"; st=$?
+	if [ $o = O2 ]; then	# -O0's loop records each test: held to it
+		[ $st -eq 3 ] && grep -q "signal 14 (Alarm clock), its handler ran" "$tmp/rep.err" ||
+			bad "-$o waitflag: replay status $st, not 3 with the handler named: $(cat "$tmp/rep.err")"
+	else
+		[ $st -eq 0 ] || bad "-$o waitflag: replay status $st: $(cat "$tmp/rep.err")"
+	fi
 	# crashload dies of its fault: the replay stops at the load
 	if ./skel check "$b.c" -- "$b" crashload >"$tmp/check.out" 2>"$tmp/check.err"; then
 		echo "signals -$o crashload: $(grep '^check:' "$tmp/check.err")"
