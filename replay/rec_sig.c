@@ -561,7 +561,7 @@ static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
  * mask as the kernel would have set it over `base`, the mask of the code
  * they interrupt.  A signal that comes in one of them is held again
  * (armed): the buffer's first page is opened for each. */
-static void rec_run_held(rec_thread *t, const sigset_t *base, uint32_t flags)
+static void rec_run_held(rec_thread *t, const sigset_t *base, const vt_handler *place)
 {
 	rec_sigq *q = t->sigq;
 	while (q->n) {
@@ -574,7 +574,7 @@ static void rec_run_held(rec_thread *t, const sigset_t *base, uint32_t flags)
 			q->v[i] = q->v[i + 1];
 		sigset_t old;
 		rec_handler_mask(base, &h.act, h.sig, &old);
-		vt_handler e = { .flags = flags };
+		vt_handler e = *place;
 		rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
 		rec_restore_mask(&old);
 	}
@@ -591,7 +591,7 @@ static int rec_held_fault(rec_thread *t, ucontext_t *uc)
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
 		return 0;
-	rec_run_held(t, &uc->uc_sigmask, VT_HANDLER_DEFERRED);
+	rec_run_held(t, &uc->uc_sigmask, &(vt_handler){ .flags = VT_HANDLER_DEFERRED });
 	g[REG_RDX] = (greg_t)rec_cursor;
 	return 1;
 }
@@ -599,7 +599,12 @@ static int rec_held_fault(rec_thread *t, ucontext_t *uc)
 /* The watchdog (rec_watch): held signals whose probe has not come run
  * now, where the thread is, unless it is in the recorder's code (the
  * trampolines, being stepped out of: soon at a probe), where the
- * watchdog waits again.  1 if the SIGTRAP was the watchdog's. */
+ * watchdog waits again.  In a system call (the thread blocked in pause
+ * or read before its probe came), or outside the covered objects, they
+ * are placed as a signal that comes there is (at the call; at the next
+ * word): exact.  Elsewhere in analyzed code the replay cannot tell which
+ * execution of the pc the thread was at: STUCK, the replay stops there.
+ * 1 if the SIGTRAP was the watchdog's. */
 static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 {
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != REC_WATCH_COOKIE)
@@ -611,7 +616,15 @@ static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 		rec_watch(t->sigq);
 		return 1;
 	}
-	rec_run_held(t, &uc->uc_sigmask, VT_HANDLER_STUCK);
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	uint32_t obj;
+	vt_handler place = { .flags = VT_HANDLER_STUCK };
+	if (rec_in_syscall(rip) || !rec_link_pc(rip, &obj)) {
+		rec_held *h = &t->sigq->v[0];
+		place = (vt_handler){ 0 };
+		rec_place(&place, h->sig, &h->si, rip);
+	}
+	rec_run_held(t, &uc->uc_sigmask, &place);
 	return 1;
 }
 
@@ -644,7 +657,7 @@ void rec_sig_run_held(void)
 	if (t && t != &R.sink && t->sigq && t->sigq->n && rec_recording(t)) {
 		sigset_t now;
 		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
-		rec_run_held(t, &now, VT_HANDLER_DEFERRED);
+		rec_run_held(t, &now, &(vt_handler){ .flags = VT_HANDLER_DEFERRED });
 	}
 }
 

@@ -1523,6 +1523,14 @@ uint64_t sk_peek_more(sk_thread *t)
 	return *t->w;
 }
 
+void sk_trap(sk_thread *t, uint64_t pc)
+{
+	(void)sk_peek_more(t);	/* no word left: the trace ends here */
+	sk_desync(t, pc, "the program went on after a trap instruction (ud2, int3, hlt): its "
+		  "handler returned, to where the skeleton cannot follow", 0);
+	abort();
+}
+
 /* SK_IDLE out of words: if none comes, the thread's replay ends here, in
  * a loop without exit that records nothing, whose iterations the thread
  * made (until the process's exit, a cancellation or a handler ended it)

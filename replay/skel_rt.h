@@ -427,6 +427,12 @@ void sk_fork_done(sk_thread *t);
 		sk_fork_done(t);						\
 } while (0)
 
+/* After a trap instruction (ud2, int3, hlt) and its FAULT_POINT: the
+ * thread died there (no word follows: its replay ends), else a handler
+ * returned and the program went on where the skeleton cannot follow
+ * (the replay stops, loud).  Does not return. */
+void sk_trap(sk_thread *t, uint64_t pc) __attribute__((noreturn));
+
 /* At an instruction that faults without a data access (div and idiv:
  * SIGFPE; ud2, hlt, int n: SIGILL, SIGSEGV, SIGTRAP, whose pc the kernel
  * gives as the next one's): a handler of the fault runs here, before

@@ -1040,6 +1040,10 @@ static void emit_terminator(rgen *g, uint32_t bi)
 				fprintf(f, "\tsk_desync(t, 0x%" PRIx64 "ull, \"a system call the "
 					"analysis took for exit, reached another way\", 0);\n",
 					in->addr);
+		} else {
+			/* a trap (ud2, int3, hlt): the thread died there, or
+			 * its handler left by longjmp (FAULT_POINT) */
+			fprintf(f, "\tsk_trap(t, 0x%" PRIx64 "ull);\n", in->addr);
 		}
 		fputs("\treturn;\n", f);
 		return;

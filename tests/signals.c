@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define N 64
@@ -111,6 +112,15 @@ static void *chase(void *arg)
 		n++;
 	}
 	return (void *)(n > 0 ? i : -1);
+}
+
+/* trapskip: a SIGILL handler that returns past the ud2 */
+static void on_ill_skip(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	(void)si;
+	mark(sig);
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
 }
 
 static void handle(int sig, void (*h)(int), int flags)
@@ -300,6 +310,14 @@ int main(int argc, char **argv)
 		chase_stop = 1;
 		pthread_join(th, NULL);
 		printf("tkill: %ld marks\n", summary());
+	} else if (!strcmp(what, "trapskip")) {
+		struct sigaction sa = { .sa_sigaction = on_ill_skip, .sa_flags = SA_SIGINFO };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGILL, &sa, NULL);
+		s += sweep(4);
+		__asm__ volatile("ud2" ::: "memory");
+		s += sweep(4);
+		printf("trapskip: %ld marks\n", summary());
 	} else if (!strcmp(what, "waitflag")) {
 		/* a loop that waits for the handler itself, recording
 		 * nothing until it exits: a timer's signal held for the

@@ -120,6 +120,15 @@ for o in O0 O2; do
 	else
 		[ $st -eq 0 ] || bad "-$o waitflag: replay status $st: $(cat "$tmp/rep.err")"
 	fi
+	# trapskip: a SIGILL handler that returns past the ud2 (rip += 2):
+	# the skeleton cannot follow; its replay must stop there, loud (it
+	# went on in the caller, the accesses after the ud2 missing, status 0)
+	"$b" trapskip >"$tmp/native.out" 2>&1
+	./skel record "$b.c" -o "$tmp/v" -- "$b" trapskip >"$tmp/rec.out" 2>&1
+	cmp -s "$tmp/rec.out" "$tmp/native.out" || bad "-$o trapskip: output differs under skel record"
+	./skel replay "$b.c" "$tmp/v" --format count >/dev/null 2>"$tmp/rep.err"; st=$?
+	[ $st -eq 3 ] && grep -q "went on after a trap instruction" "$tmp/rep.err" ||
+		bad "-$o trapskip: replay status $st, not 3 naming the trap: $(cat "$tmp/rep.err")"
 	# crashload dies of its fault: the replay stops at the load
 	if ./skel check "$b.c" -- "$b" crashload >"$tmp/check.out" 2>"$tmp/check.err"; then
 		echo "signals -$o crashload: $(grep '^check:' "$tmp/check.err")"
