@@ -1154,10 +1154,15 @@ static void fork_passed(stream *s)
  * on are its own (the recorder's child file starts there), but its
  * accesses start after the system call that made it: the libc code
  * before it ran in the parent only. */
+static uint64_t words_read(const stream *s);
+
 void sk_fork_done(sk_thread *t)
 {
+	stream *s = t->sink;
+	if (words_read(s) < s->quiet)
+		return;		/* a clone or fork of the parent's, before */
 	t->await_fork = 0;
-	fork_passed(t->sink);
+	fork_passed(s);
 }
 
 /* Online, a thread's words are taken one VALUES chunk behind the
@@ -1229,14 +1234,8 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
-	if (s->quiet && s->base >= s->quiet) {
-		if (s->fork_in_skel) {
-			s->quiet = 0;
-			s->t.await_fork = 1;	/* on to the system call */
-		} else {
-			fork_passed(s);
-		}
-	}
+	if (s->quiet && s->base >= s->quiet && !s->fork_in_skel)
+		fork_passed(s);	/* else quiet on to the system call (sk_fork_done) */
 	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seg_w, g->w, __ATOMIC_RELAXED);
 	return 1;
@@ -2649,6 +2648,10 @@ static void stream_prefix(stream *s, const prefix *p, bool fork_in_skel)
 	s->quiet = p->total;
 	s->count_only = s->t.count_only;
 	s->t.count_only = 1;
+	/* the parent's words passed, the child's accesses start after the
+	 * system call that made it, which may come before the skeleton reads
+	 * another word (sk_fork_done) */
+	s->t.await_fork = fork_in_skel;
 }
 
 /* A replay without --pid: the children the process forked, and how to
