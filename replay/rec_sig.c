@@ -325,6 +325,17 @@ typedef struct rec_sigq {
 
 static int rec_under_valgrind;	/* below */
 
+/* The thread's watchdog timer set to fire in ms (0: disarmed). */
+static void rec_watch_set(const rec_sigq *q, long ms)
+{
+	struct itimerspec in;
+	rec_fill_bytes(&in, 0, sizeof in);
+	in.it_value.tv_sec = ms / 1000;
+	in.it_value.tv_nsec = ms % 1000 * 1000000L;
+	if (q->timer)
+		rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&in, 0, 0, 0);
+}
+
 /* A one-shot timer of the thread's, REC_HELD_WAIT_MS from now, that
  * sends it SIGTRAP (raw system calls: libc may be patched, and its
  * timer_create is interposed).  Nothing if the kernel refuses. */
@@ -342,22 +353,14 @@ static void rec_watch(rec_sigq *q)
 			return;
 		q->timer = id + 1;
 	}
-	struct itimerspec in;
-	rec_fill_bytes(&in, 0, sizeof in);
-	long ms = rec_under_valgrind > 0 ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS;
-	in.it_value.tv_sec = ms / 1000;
-	in.it_value.tv_nsec = ms % 1000 * 1000000L;
-	rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&in, 0, 0, 0);
+	rec_watch_set(q, rec_under_valgrind > 0 ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS);
 }
 
 /* The held signals ran: the watchdog stops (its SIGTRAP would end a
  * sigsuspend or a poll of the program's with EINTR). */
 static void rec_unwatch(rec_sigq *q)
 {
-	struct itimerspec off;
-	rec_fill_bytes(&off, 0, sizeof off);
-	if (q->timer)
-		rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&off, 0, 0, 0);
+	rec_watch_set(q, 0);
 }
 
 static void rec_keep_deliverable(sigset_t *s);
