@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <mqueue.h>
 #include <sched.h>
 #include <spawn.h>
@@ -441,7 +442,7 @@ static char **rec_exec_env(char *const envp[], size_t *bytes)
 		char **env = rec_exec_env(envp, &bytes); \
 		if (!env) \
 			env = (char **)(envp); \
-		__typeof__(real) fn = real; \
+		__typeof__(&*(real)) fn = real; \
 		rec_note_exec(path, VT_EXEC_CALLED); \
 		int rc = fn args; \
 		saved = errno; \
@@ -462,14 +463,126 @@ REC_EXPORT int execv(const char *path, char *const argv[])
 	REC_EXEC(rec_real_execve(), (path, argv, env), path, environ);
 }
 
+/* execvp's search of PATH, done here as glibc's __execvpe does it
+ * (posix/execvpe.c), not by libc: libc's search (strchr, memcpy, the
+ * failed execve calls) would run after the trace ended at EXEC_CALLED,
+ * and its accesses be missing from it, unsaid.  The recorder's code is
+ * not the program's, so the trace ends where the program called execvp.
+ * Raw system calls; errno is set once, by the caller, from the result. */
+static long rec_exec_raw(const char *path, char *const argv[], char *const env[])
+{
+	return rec_syscall3(SYS_execve, (long)path, (long)argv, (long)env);
+}
+
+/* A file the kernel does not know how to run (ENOEXEC) is run as a
+ * shell script: /bin/sh FILE ARGS. */
+static long rec_exec_script(const char *path, char *const argv[], char *const env[])
+{
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	const char **v = alloca((argc + 2) * sizeof *v);
+	v[0] = "/bin/sh";
+	v[1] = path;
+	for (size_t i = 1; i <= argc; i++)	/* argv[1..], and the NULL */
+		v[i + 1] = argv[i];
+	if (!argc)
+		v[2] = NULL;
+	return rec_exec_raw("/bin/sh", (char *const *)v, env);
+}
+
+static long rec_exec_or_script(const char *path, char *const argv[], char *const env[])
+{
+	long rc = rec_exec_raw(path, argv, env);
+	return rc == -ENOEXEC ? rec_exec_script(path, argv, env) : rc;
+}
+
+static const char *rec_env_get(const char *name)
+{
+	for (char **e = environ; e && *e; e++)
+		if (rec_env_is(*e, name)) {
+			const char *v = *e;
+			while (*v != '=')
+				v++;
+			return v + 1;
+		}
+	return NULL;
+}
+
+static int rec_execvpe_search(const char *file, char *const argv[], char *const env[])
+{
+	long rc;
+	size_t flen = 0, dlen;
+	bool eacces = false;
+	while (file[flen] && flen <= NAME_MAX)
+		flen++;
+	if (!flen) {
+		rc = -ENOENT;
+		goto out;
+	}
+	for (size_t i = 0; file[i]; i++)
+		if (file[i] == '/') {
+			rc = rec_exec_or_script(file, argv, env);
+			goto out;
+		}
+	if (flen > NAME_MAX) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	const char *p = rec_env_get("PATH");
+	if (!p)
+		p = "/bin:/usr/bin";	/* glibc's _CS_PATH */
+	char buf[PATH_MAX + NAME_MAX + 2];
+	rc = -ENOENT;
+	for (;;) {
+		for (dlen = 0; p[dlen] && p[dlen] != ':'; dlen++)
+			;
+		if (dlen < PATH_MAX) {	/* longer: glibc skips it too */
+			size_t n = 0;
+			for (; n < dlen; n++)
+				buf[n] = p[n];
+			if (dlen)	/* an empty entry is the current directory */
+				buf[n++] = '/';
+			for (size_t i = 0; i <= flen; i++)
+				buf[n + i] = file[i];
+			rc = rec_exec_or_script(buf, argv, env);
+			switch (-rc) {
+			case EACCES:
+				eacces = true;
+				/* fall through */
+			case ENOENT:
+			case ESTALE:
+			case ENOTDIR:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				goto out;
+			}
+		}
+		if (!p[dlen])
+			break;
+		p += dlen + 1;
+	}
+	if (eacces)
+		rc = -EACCES;
+out:
+	errno = (int)-rc;
+	return -1;
+}
+
 REC_EXPORT int execvp(const char *file, char *const argv[])
 {
-	REC_EXEC(rec_real_execvpe(), (file, argv, env), file, environ);
+	if (!R.active)
+		return rec_real_execvpe()(file, argv, environ);
+	REC_EXEC(rec_execvpe_search, (file, argv, env), file, environ);
 }
 
 REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	REC_EXEC(rec_real_execvpe(), (file, argv, env), file, envp);
+	if (!R.active)
+		return rec_real_execvpe()(file, argv, envp);
+	REC_EXEC(rec_execvpe_search, (file, argv, env), file, envp);
 }
 
 REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])

@@ -11,6 +11,9 @@
  *   thread   a thread other than the main one forks
  *   vfork    vfork, then the child execs /bin/true or _exits
  *   exec     the child execs /bin/echo after working
+ *   pathexec execvp searches PATH: first in vain (the parent goes on),
+ *            then in a child, past a missing directory and an empty
+ *            entry (the current one) to /bin/echo
  *   system   system() and popen() (glibc starts their shells with
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
  *   clone    clone() without CLONE_VM: a process running a function of
@@ -22,6 +25,7 @@
  * Each prints checksums, the child's before the parent's (the parent
  * waits). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <pty.h>
 #include <sched.h>
@@ -212,6 +216,28 @@ static int case_exec(void)
 	return 0;
 }
 
+static int case_pathexec(void)
+{
+	long s = work(60, 34);
+	char *const argv[] = { "echo", "found on PATH", NULL };
+	setenv("PATH", "/nonexistent-skel-test", 1);
+	int rc = execvp("echo", argv);
+	printf("failed search: %d %s\n", rc, errno == ENOENT ? "ENOENT" : "other");
+	s += work(40, 35);
+	setenv("PATH", "/nonexistent-skel-test::/usr/bin:/bin", 1);
+	pid_t p = fork();
+	if (p == 0) {
+		s += work(60, 36);
+		printf("child %ld\n", s);
+		fflush(stdout);
+		execvp("echo", argv);
+		_exit(127);
+	}
+	printf("reaped %d\n", reap(p));
+	printf("parent %ld\n", s + work(30, 37));
+	return 0;
+}
+
 static int case_system(void)
 {
 	long s = work(100, 23);
@@ -333,7 +359,8 @@ int main(int argc, char **argv)
 		int (*fn)(void);
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
-		      { "vfork", case_vfork }, { "exec", case_exec }, { "system", case_system },
+		      { "vfork", case_vfork }, { "exec", case_exec }, { "pathexec", case_pathexec },
+		      { "system", case_system },
 		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
 		      { "reexec", case_reexec },
 		      { "reexec2", case_reexec2 }, { "reexec3", case_reexec3 } };
@@ -342,7 +369,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof *cases; i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|system|clone|"
+	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|pathexec|system|clone|"
 		"_Fork|forkpty|reexec\n");
 	return 2;
 }
