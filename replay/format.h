@@ -142,8 +142,14 @@ typedef enum patch_what {
 	PATCH_DREG,	/* a GPR minus the thread's delta slot `word` (below);
 			   the slot then holds the GPR */
 	PATCH_DADDR,	/* (before) PATCH_ADDR, the same way */
+	PATCH_VMMARK,	/* (after) a clone (`word` 56) or clone3 (435)
+			   system call: records nothing; in a child that
+			   shares the memory but not the thread pointer
+			   (CLONE_VM without CLONE_THREAD, CLONE_SETTLS),
+			   the thread's words go nowhere until its parent
+			   resumes (rec_proc.c, rec_vm_mark) */
 } patch_what;
-/* Every probe records one word; the differences (STARGET, DSP, SWORD,
+/* Every probe but VMMARK records one word; the differences (STARGET, DSP, SWORD,
  * DREG, DADDR) make small words of pointers, pcs and control words,
  * which the flush packs into few bytes (vt_pack), as branch outcomes. */
 

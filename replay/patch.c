@@ -176,6 +176,12 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 		pr->reg = SKEL_RSP;
 	} else if (strcmp(what, "target") == 0) {
 		pr->what = PATCH_TARGET;
+	} else if (strcmp(what, "vmmark") == 0) {
+		pr->what = PATCH_VMMARK;
+		want = 2;
+		if (n != 2 || patch_hex(w[1], &pr->word) || (pr->word != 0x38 && pr->word != 0x1b3))
+			return patch_fail(err, line, "'vmmark' wants the system call's "
+					  "number in hex: 38 (clone) or 1b3 (clone3)");
 	} else if (strcmp(what, "word") == 0 || strcmp(what, "sword") == 0) {
 		pr->what = what[0] == 's' ? PATCH_SWORD : PATCH_WORD;
 		want = 2;
@@ -187,9 +193,11 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	if (n != want)
 		return patch_fail(err, line, "extra words after '%s'", what);
 	if (pr->after == PATCH_AFTER && pr->what != PATCH_REG && pr->what != PATCH_SREG &&
-	    pr->what != PATCH_DSP && pr->what != PATCH_DREG)
-		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg' and 'dsp' probes may "
-				  "be 'after'");
+	    pr->what != PATCH_DSP && pr->what != PATCH_DREG && pr->what != PATCH_VMMARK)
+		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg', 'dsp' and 'vmmark' "
+				  "probes may be 'after'");
+	if (pr->what == PATCH_VMMARK && pr->after != PATCH_AFTER)
+		return patch_fail(err, line, "a 'vmmark' probe is 'after' its system call");
 	if (pr->after >= PATCH_ON_TAKEN && pr->what != PATCH_REG && pr->what != PATCH_DREG &&
 	    pr->what != PATCH_WORD && pr->what != PATCH_SWORD)
 		return patch_fail(err, line, "only 'reg', 'dreg', 'word' and 'sword' probes may "
@@ -487,6 +495,9 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 	case PATCH_SWORD:
 		fprintf(f, "%s %" PRIx64, pr->what == PATCH_SWORD ? "sword" : "word", pr->word);
 		break;
+	case PATCH_VMMARK:
+		fprintf(f, "vmmark %" PRIx64, pr->word);
+		break;
 	}
 }
 
@@ -554,6 +565,7 @@ uint64_t patch_hash(const patch *p)
 			break;
 		case PATCH_WORD:
 		case PATCH_SWORD:
+		case PATCH_VMMARK:
 			h = hash_u64(h, pr->word);
 			break;
 		default:

@@ -59,9 +59,16 @@ typedef struct rec_tls {
 	uint64_t *cursor;
 	uint64_t lastsp;	/* rsp at the previous PATCH_DSP probe */
 	uint64_t dslot[PATCH_DSLOTS];	/* PATCH_DREG, PATCH_DADDR */
+	void (*vmmark)(void);	/* rec_vm_mark_stub, which a PATCH_VMMARK
+				   trampoline calls through this field (its
+				   plan moves to other processes as is) */
 } rec_tls;
 #define REC_TLS_LASTSP 8
 #define REC_TLS_DSLOT 16
+#define REC_TLS_VMMARK (REC_TLS_DSLOT + 8 * PATCH_DSLOTS)
+/* Called by PATCH_VMMARK trampolines, the system call's number pushed
+ * (rec_proc.c): every register and the flags kept. */
+void rec_vm_mark_stub(void);
 
 typedef struct rec_thread {
 	uint64_t *base;		/* buffer */

@@ -33,7 +33,8 @@
  * blocked. */
 uint64_t rec_prestart[(REC_OWN_PAGES + 1) * REC_PAGE / 8] __attribute__((aligned(REC_PAGE)));
 __thread rec_tls rec_t __attribute__((tls_model("initial-exec"))) = {
-	.cursor = rec_prestart };
+	.cursor = rec_prestart, .vmmark = rec_vm_mark_stub };
+_Static_assert(offsetof(rec_tls, vmmark) == REC_TLS_VMMARK, "rec_tls layout");
 uint64_t *rec_pre = rec_prestart;
 uint64_t *rec_pre_guard = REC_PRESTART_GUARD;
 static size_t rec_pre_bytes;	/* the reservation's, guard included */

@@ -433,14 +433,29 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 			return -1;
 		rec_b(e, "\x48\x8b\x00", 3);		/* mov rax, [rax] */
 		return 0;
+	case PATCH_VMMARK:	/* records nothing (rec_vmmark) */
+		break;
 	}
 	return -1;
 }
 
 static const char *const rec_what_name[] = {
 	"reg", "addr", "taken", "target", "word", "tbit", "sreg", "starget",
-	"dsp", "sword", "dreg", "daddr",
+	"dsp", "sword", "dreg", "daddr", "vmmark",
 };
+
+/* PATCH_VMMARK: the system call's number pushed, then a call of
+ * rec_vm_mark_stub through rec_t.vmmark (fs-relative: the plan is moved
+ * to other processes by its REC_CURSOR32 fields alone). */
+static void rec_vmmark(rec_emit *e, uint64_t nr)
+{
+	rec_b1(e, 0x68);			/* push imm32 */
+	rec_b4(e, (int32_t)nr);
+	rec_b(e, "\x64\xff\x14\x25", 4);	/* call qword fs:[off] */
+	rec_reloc(e, REC_CURSOR32, e->len, 0);
+	rec_b4(e, (int32_t)(R.cursor_off + REC_TLS_VMMARK));
+	rec_b(e, "\x48\x8d\x64\x24\x08", 5);	/* lea rsp, [rsp+8] */
+}
 
 /* The probes of site st at x's address with the given `after`, in file
  * order with taken/target last, in one frame; each records one word. */
@@ -465,6 +480,10 @@ static void rec_probes(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
 			if (p->pc != x->addr || p->after != after || ctl != last)
 				continue;
+			if (p->what == PATCH_VMMARK) {
+				rec_vmmark(e, p->word);
+				continue;
+			}
 			if (rec_value(e, x, p))
 				rec_die("patch line %u: cannot record '%s' at "
 					"%" PRIx64 " (%s)", p->line,

@@ -14,6 +14,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -761,6 +762,89 @@ REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	}
 	return pid;
 }
+
+/* Children that share the memory.  glibc's posix_spawn (system and popen
+ * too) clones with CLONE_VM | CLONE_VFORK: its child runs libc's code,
+ * patched, in the parent's memory and with the parent's thread pointer,
+ * so its probes would store into the parent's buffer and delta state,
+ * between the parent's words before the clone and after it (the replay
+ * desynchronised there).  skel gen puts a `vmmark` after each clone and
+ * clone3 system call of a covered object (format.h, PATCH_VMMARK).  In
+ * such a child (CLONE_VM without CLONE_THREAD or CLONE_SETTLS; the call
+ * returned 0) it keeps the thread's state aside and sends its words to
+ * the sink; in the parent, which the kernel resumes once the child has
+ * exec'd or exited, it puts the state back.  glibc blocks every signal
+ * of the parent around that clone, so no handler records in between.
+ * No SSE (the stub keeps the general registers and the flags only), no
+ * libc. */
+static __thread struct {
+	rec_tls tls;
+	rec_thread *self;
+	int held;
+} rec_vm_aside __attribute__((tls_model("initial-exec")));
+
+__attribute__((used, noipa, target("general-regs-only")))
+static void rec_vm_mark(uint64_t ret, uint64_t rdi, uint64_t nr)
+{
+	uint64_t *aside = (uint64_t *)&rec_vm_aside.tls, *now = (uint64_t *)&rec_t;
+	const size_t n = offsetof(rec_tls, vmmark) / 8;
+	if ((int64_t)ret < 0)	/* failed: no child */
+		return;
+	uint64_t flags = nr == SYS_clone3 ? *(const volatile uint64_t *)rdi : rdi;
+	if (!(flags & CLONE_VM) || flags & (CLONE_THREAD | CLONE_SETTLS))
+		return;
+	if (ret == 0) {
+		if (!R.sink.base || rec_vm_aside.held)
+			return;
+		for (size_t i = 0; i < n; i++)
+			aside[i] = now[i];
+		rec_vm_aside.self = rec_self;
+		rec_vm_aside.held = 1;
+		rec_self = &R.sink;
+		rec_cursor = R.sink.base;
+	} else if (rec_vm_aside.held) {
+		for (size_t i = 0; i < n; i++)
+			now[i] = aside[i];
+		rec_self = rec_vm_aside.self;
+		rec_vm_aside.held = 0;
+	}
+}
+
+/* From the trampoline: [rsp] its return, then the number it pushed, the
+ * program's rdx and rax (the probe frame, rec_emit.c). */
+__asm__(".text\n"
+	".globl rec_vm_mark_stub\n"
+	".hidden rec_vm_mark_stub\n"
+	".type rec_vm_mark_stub, @function\n"
+	"rec_vm_mark_stub:\n"
+	"	pushfq\n"
+	"	push %rcx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	push %r8\n"
+	"	push %r9\n"
+	"	push %r10\n"
+	"	push %r11\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	mov 96(%rbp), %rdi\n"	/* rax: what the system call returned */
+	"	mov 40(%rbp), %rsi\n"	/* rdi: its first argument */
+	"	mov 80(%rbp), %rdx\n"	/* the number */
+	"	and $-16, %rsp\n"
+	"	cld\n"
+	"	call rec_vm_mark\n"
+	"	mov %rbp, %rsp\n"
+	"	pop %rbp\n"
+	"	pop %r11\n"
+	"	pop %r10\n"
+	"	pop %r9\n"
+	"	pop %r8\n"
+	"	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rcx\n"
+	"	popfq\n"
+	"	ret\n"
+	".size rec_vm_mark_stub, .-rec_vm_mark_stub\n");
 
 /* vfork, while recording, is fork: a vfork child runs in its parent's
  * memory, where its probes would store into the parent's buffer.  The

@@ -601,11 +601,36 @@ static bool elided(const rgen *g, uint32_t i)
 	       i == g->r->blocks[b].first + g->r->blocks[b].ninsn - 1;
 }
 
+/* The system call ending at insns[i] of block b makes a process: its
+ * number (56 clone, 57 fork, 58 vfork, 435 clone3) set in rax by a
+ * `mov $n` earlier in the block, not written between; else 0. */
+static uint64_t process_syscall(const routine *r, const block *b, uint32_t i)
+{
+	if (r->insns[i].op != OP_SYSCALL || r->insns[i].flow == FLOW_HALT)
+		return 0;
+	for (uint32_t j = i; j-- > b->first;) {
+		const insn *in = &r->insns[j];
+		if (!(in->writes & REG_BIT(R_AX)))
+			continue;
+		if (in->op != OP_MOV || in->nopd != 2 || in->opd[0].type != OPD_REG ||
+		    in->opd[0].reg != R_AX || in->opd[0].size < 4 || in->opd[1].type != OPD_IMM)
+			return 0;
+		uint64_t n = (uint64_t)in->opd[1].imm;
+		return n == 56 || n == 57 || n == 58 || n == 435 ? n : 0;
+	}
+	return 0;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
 	if (g->sliced && g->sliced[g->a.s.block_of[i]])
 		return;
+	/* first of its 'after' probes: a child sharing the memory records
+	 * nothing from there (rec_proc.c, rec_vm_mark) */
+	uint64_t nr = process_syscall(g->r, &g->r->blocks[g->a.s.block_of[i]], i);
+	if (nr == 56 || nr == 435)
+		add_probe(g, i, PATCH_AFTER, PATCH_VMMARK, 0, 0, nr);
 	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
 	/* which setjmp frame a longjmp went to (skel_rt.h: sk_resume) */
@@ -1717,23 +1742,6 @@ static void emit_exit_decl(rgen *g, uint32_t l)
 	fputs(n ? " };\n" : " 0 };\n", f);
 }
 
-/* The system call ending at insns[i] of block b makes a process (clone,
- * fork, vfork, clone3): rax set by a `mov $n` earlier in the block, not
- * written between. */
-static bool makes_process(const routine *r, const block *b, uint32_t i)
-{
-	for (uint32_t j = i; j-- > b->first;) {
-		const insn *in = &r->insns[j];
-		if (!(in->writes & REG_BIT(R_AX)))
-			continue;
-		if (in->op != OP_MOV || in->nopd != 2 || in->opd[0].type != OPD_REG ||
-		    in->opd[0].reg != R_AX || in->opd[0].size < 4 || in->opd[1].type != OPD_IMM)
-			return false;
-		uint64_t n = (uint64_t)in->opd[1].imm;
-		return n == 56 || n == 57 || n == 58 || n == 435;
-	}
-	return false;
-}
 
 /* An instruction that can bring a signal on its thread without a data
  * access, where a handler may run (FAULT_POINT): div and idiv of a
@@ -1808,7 +1816,7 @@ static void emit_routine(rgen *g)
 			if (in->op == OP_SYSCALL && in->flow != FLOW_HALT)
 				fprintf(f, "\tSYSCALL_DONE(0x%" PRIx64 "ull, 0x%" PRIx64 "ull);\n",
 					in->addr, in->addr + in->len);
-			if (in->op == OP_SYSCALL && in->flow != FLOW_HALT && makes_process(r, b, i))
+			if (process_syscall(r, b, i))
 				fputs("\tFORK_DONE();\n", f);
 		}
 		emit_terminator(g, bi);
@@ -3021,7 +3029,8 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	}
 	/* the values recorded at run time, control words aside */
 	for (size_t k = 0; k < pt->nprobes; k++)
-		st->probes += pt->probes[k].what != PATCH_WORD && pt->probes[k].what != PATCH_SWORD;
+		st->probes += pt->probes[k].what != PATCH_WORD && pt->probes[k].what != PATCH_SWORD &&
+			      pt->probes[k].what != PATCH_VMMARK;
 	emit_dispatch(&g);
 	emit_scopes(&g);
 	emit_fetch_blocks(&g);

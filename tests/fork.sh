@@ -73,8 +73,24 @@ for cn in $wcases; do
 		bad "$c whole process: skel check: $(grep -v 'its trace is in\|^skel: gen' "$tmp/check.err" | tail -8)"
 	fi
 done
-# system() and popen(): named, never silent
+# system() and popen() whole process, natively: glibc's child (a clone
+# with CLONE_VM | CLONE_VFORK) runs libc's patched code in the parent's
+# memory with its thread pointer; its words went into the parent's buffer
+# and the replay desynchronised (under valgrind the clone is a fork, so
+# skel check was exact).  A `vmmark` after the clone sends them nowhere.
 b="$tmp/fork-O2"
+XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel gen --whole-process "$b" -o "$b-whole.c" 2>"$tmp/gen.err" ||
+	bad "gen --whole-process: $(cat "$tmp/gen.err")"
+grep -q "vmmark 1b3" "$b-whole.c" "$(pwd)"/build/test-cache/skel/*.c ||
+	bad "no vmmark after libc's clone3 in the whole-process skeleton's modules"
+for c in system pathexec; do
+	XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel run "$b-whole.c" --format count -o "$tmp/count" \
+		-- "$b" $c >"$tmp/run.out" 2>"$tmp/run.err" ||
+		bad "$c whole process: skel run failed: $(grep -v '^skel: gen' "$tmp/run.err" | tail -4)"
+	grep -q "^total: [1-9]" "$tmp/count" || bad "$c whole process: skel run traced nothing: $(cat "$tmp/count")"
+	"$b" $c | cmp -s - "$tmp/run.out" || bad "$c whole process: output differs under skel run"
+done
+# system() and popen(): named, never silent
 ./skel record "$b.c" -o "$tmp/v" -- "$b" system >/dev/null 2>&1
 ./skel replay "$b.c" "$tmp/v" --format count -o /dev/null 2>"$tmp/rep.err" ||
 	bad "system: replay failed: $(cat "$tmp/rep.err")"

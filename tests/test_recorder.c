@@ -1189,7 +1189,12 @@ static void test_patch_roundtrip_and_errors(void **state)
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 30 10 20 before taken\n",
 		  "line 3: pc 30 is outside its block [10, 20)" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after taken\n",
-		  "line 3: only 'reg', 'sreg', 'dreg' and 'dsp' probes may be 'after'" },
+		  "line 3: only 'reg', 'sreg', 'dreg', 'dsp' and 'vmmark' probes may be 'after'" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 before vmmark 38\n",
+		  "line 3: a 'vmmark' probe is 'after' its system call" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 after vmmark 39\n",
+		  "line 3: 'vmmark' wants the system call's number in hex: 38 (clone) or "
+		  "1b3 (clone3)" },
 		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 taken tbit\n",
 		  "line 3: only 'reg', 'dreg', 'word' and 'sword' probes may be on a "
 		  "jump's way ('taken', 'fallthru')" },
@@ -1206,6 +1211,22 @@ static void test_patch_roundtrip_and_errors(void **state)
 					     err), -1);
 		assert_string_equal(err, bad[i].msg);
 	}
+
+	/* vmmark: written back as read; its number is part of the hash */
+	const char *vm = "skel-patch 1\nbinary 00 buildid\nprobe 12 10 20 after vmmark 1b3\n";
+	assert_int_equal(patch_parse(&p, vm, strlen(vm), err), 0);
+	assert_int_equal(p.probes[0].what, PATCH_VMMARK);
+	assert_int_equal(p.probes[0].word, 435);
+	f = open_memstream(&buf, &len);
+	patch_write(f, &p);
+	fclose(f);
+	assert_true(strstr(buf, "probe 12 10 20 after vmmark 1b3\n") != NULL);
+	free(buf);
+	assert_int_equal(patch_parse(&q, vm, strlen(vm), err), 0);
+	q.probes[0].word = 56;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&p);
+	patch_free(&q);
 }
 
 /* A whole-process patch: sections split at each magic line, each parsed
