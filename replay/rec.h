@@ -530,6 +530,13 @@ void rec_on_thread_exit(void *p);
  * than REC_ROOM_WORDS (rec_buf.c: before libc blocks every signal). */
 #define REC_ROOM_WORDS 4096
 void rec_make_room(void);
+/* Signals that came to the thread before it had a stream were kept
+ * (rec_sig.c): their handlers run now, their masks made from `base` (the
+ * thread's mask now if NULL). */
+void rec_sig_undefer(const sigset_t *base);
+/* The calling thread's cursor is in the claim's slot: a thread that
+ * pthread_create started, before its stream (rec_thread_begin). */
+int rec_prestart_mine(void);
 /* A raw clone (no libc): the child runs stack[0](stack[1]) and exits
  * with what it returns.  `tid`: the word CLONE_PARENT_SETTID and
  * CLONE_CHILD_CLEARTID use (the kernel zeroes it and wakes its futex

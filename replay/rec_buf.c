@@ -688,6 +688,12 @@ void rec_prestart_created(int failed)
 	rec_own_drop();
 }
 
+int rec_prestart_mine(void)
+{
+	const uint64_t *c = rec_cursor, *own = rec_own_cur;
+	return c >= own && c < own + REC_OWN_WORDS;
+}
+
 /* The child, its `used` words taken: the slot is laid again; a word
  * changed past them is a stray's. */
 void rec_prestart_release(size_t used)
@@ -845,6 +851,7 @@ rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep)
 		pthread_setspecific(R.key, t);
 		rec_heap_thread(t);
 	}
+	rec_sig_undefer(NULL);	/* signals that came before the stream */
 	return t;
 }
 

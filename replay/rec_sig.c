@@ -230,7 +230,8 @@ static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
 			if (at == t->guard)
 				rec_flush_full(t);
 			rec_cursor = t->base;
-			g[REG_RDX] = (greg_t)t->base;
+			rec_sig_undefer(&uc->uc_sigmask);	/* a stream now */
+			g[REG_RDX] = (greg_t)rec_cursor;
 			return;
 		}
 	}
@@ -489,6 +490,37 @@ static void rec_arm(rec_thread *t)
  * signals' or the guard's): that one is held. */
 static int rec_under_valgrind = -1;
 
+/* Under valgrind, a signal in the trampolines is held as one in analyzed
+ * code: the buffer armed, the next probe's store faults and runs it (it
+ * ran at once before, UNPLACED: the replay stopped, e.g. at a shell's
+ * SIGCHLD after a wait4 the recorder had displaced).  Where rip is half
+ * way through a probe's store (rec_emit.c, rec_store: its word stored,
+ * the cursor not moved yet: at `lea rdx, [rdx+8]` or `mov fs:[cursor],
+ * rdx`), the rest of the store is done here first; the cursor's store,
+ * with the recorder's TLS offset, is never the program's. */
+static void rec_store_finish(greg_t *g)
+{
+	static const uint8_t lea[4] = { 0x48, 0x8d, 0x52, 0x08 };
+	static const uint8_t put[5] = { 0x64, 0x48, 0x89, 0x14, 0x25 };
+	const uint8_t *p = (const uint8_t *)g[REG_RIP];
+	size_t step = 0, i;
+	for (i = 0; i < sizeof lea && p[i] == lea[i]; i++)
+		;
+	if (i == sizeof lea)
+		step = sizeof lea;
+	for (i = 0; i < sizeof put && p[step + i] == put[i]; i++)
+		;
+	int32_t off = 0;
+	for (size_t k = 0; k < 4; k++)
+		off |= (int32_t)((uint32_t)p[step + sizeof put + k] << 8 * k);
+	if (i != sizeof put || off != (int32_t)R.cursor_off)
+		return;
+	if (step)
+		g[REG_RDX] += 8;
+	rec_cursor = (uint64_t *)g[REG_RDX];
+	g[REG_RIP] = (greg_t)(p + step + sizeof put + 4);
+}
+
 /* rec_hold with all signals blocked: a nested one would find the queue
  * half changed. */
 static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
@@ -507,9 +539,13 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	 * the held handlers) may hold the cursor, or a flush's end, in a
 	 * register: nothing is moved there either. */
 	int at_store = rec_at_store(rip) && (uint64_t *)g[REG_RDX] == rec_cursor;
+	int tramp = rec_in_code(rip);
 	uint32_t obj;
-	if (!waiting && (rec_in_code(rip) ? rec_under_valgrind && !at_store
-					  : !rec_link_pc(rip, &obj)))
+	if (!waiting && !tramp && !rec_link_pc(rip, &obj))
+		return 0;
+	/* under valgrind, at a store whose cursor moved since its load (a
+	 * handler in between): run now, unplaced, as before */
+	if (!waiting && tramp && rec_under_valgrind && !at_store && rec_at_store(rip))
 		return 0;
 	int merged = 0;
 	for (int i = 0; i < q->n && sig < 32; i++)	/* not real-time: merged */
@@ -523,7 +559,10 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	if (at_store) {		/* the store goes to the new cursor */
 		rec_arm(t);
 		g[REG_RDX] = (greg_t)t->base;
-	} else if (rec_in_code(rip)) {
+	} else if (tramp && rec_under_valgrind) {
+		rec_store_finish(g);
+		rec_arm(t);
+	} else if (tramp) {
 		q->stepping = 1;
 		g[REG_EFL] |= 0x100;	/* TF */
 	} else {
@@ -664,11 +703,66 @@ void rec_sig_run_held(void)
 	}
 }
 
+/* A signal for a thread that has no stream yet (between its clone and
+ * rec_thread_begin, in libc's start-up code, its cursor in the claim's
+ * slot): its handler's run could not be marked in any stream, and its
+ * words would join the start-up's unmarked (the replay desynchronised:
+ * a signal sent right after pthread_create).  It is kept here and its
+ * handler runs when the stream opens (rec_sig_undefer), marked, with the
+ * mask it would have had.  Not the kernel's queue and the interrupted
+ * context's mask: valgrind does not take a handler's change of
+ * uc_sigmask, and the signal came back at once, for ever.  Not a fault
+ * (it would fault again), not with SA_RESETHAND (the kernel reset the
+ * action already). */
+#define REC_PRE_HELD 8
+static __thread struct {
+	int n;
+	rec_held v[REC_PRE_HELD];
+} rec_pre_held __attribute__((tls_model("initial-exec")));
+
+static int rec_defer(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction *a)
+{
+	if (!R.active || rec_self || rec_off() || !uc || !si || rec_fault(sig, si) ||
+	    a->sa_flags & SA_RESETHAND || !rec_prestart_mine() || rec_getpid() != R.pid)
+		return 0;
+	for (int i = 0; i < rec_pre_held.n && sig < 32; i++)
+		if (rec_pre_held.v[i].sig == sig)	/* merged, as the kernel does */
+			return 1;
+	if (rec_pre_held.n == REC_PRE_HELD)
+		return 0;
+	rec_pre_held.v[rec_pre_held.n++] = (rec_held){ sig, *si, *a };
+	return 1;
+}
+
+void rec_sig_undefer(const sigset_t *base)
+{
+	sigset_t now;
+	if (!rec_pre_held.n)
+		return;
+	if (!base) {
+		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
+		base = &now;
+	}
+	while (rec_pre_held.n) {
+		rec_held h = rec_pre_held.v[0];
+		rec_pre_held.n--;
+		for (int i = 0; i < rec_pre_held.n; i++)
+			rec_pre_held.v[i] = rec_pre_held.v[i + 1];
+		sigset_t old;
+		rec_handler_mask(base, &h.act, h.sig, &old);
+		rec_run_handler(&h.act, h.sig, &h.si, NULL,
+				&(vt_handler){ .flags = VT_HANDLER_DEFERRED });
+		rec_restore_mask(&old);
+	}
+}
+
 /* errno needs no saving here: the recorder's part makes raw system calls
  * only (and __errno_location, in a patched libc, would record a word). */
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a = rec_prog_act[sig];
+	if (rec_defer(sig, si, uc, &a))
+		return;
 	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */
 		rec_wrapped[sig] = 0;
 		rec_fill_bytes(&rec_prog_act[sig], 0, sizeof rec_prog_act[sig]);

@@ -2654,6 +2654,43 @@ static void stream_prefix(stream *s, const prefix *p, bool fork_in_skel)
 	s->t.await_fork = fork_in_skel;
 }
 
+/* Thread 0 of a child: the HANDLER events of its parents' streams before
+ * their forks, then its own.  Each file counts its words from 0 (the
+ * recorder starts a child's count at the fork); the replay counts from
+ * the prefix's first, so each part's are moved by the words before it.
+ * A handler that ran in a parent before the fork was not in the child's
+ * replay: it read the handler's words as the interrupted code's (a
+ * shell's SIGCHLD handler, for the children it forked after the first
+ * one had exited). */
+static void prefix_handlers(stream *s, const prefix *p, const vt_stream *vs)
+{
+	size_t n = vs->nhand, k = 0;
+	uint64_t off = 0;
+	for (size_t i = 0; i < p->np; i++)
+		n += p->part[i]->nhand;
+	vt_handler *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v) {
+		fprintf(stderr, "skel: replay: out of memory\n");
+		exit(2);
+	}
+	for (size_t i = 0; i < p->np; i++) {
+		const vt_stream *x = p->part[i];
+		for (size_t j = 0; j < x->nhand && x->hand[j].word < p->words[i]; j++) {
+			v[k] = x->hand[j];
+			v[k++].word += off;
+		}
+		off += p->words[i];
+	}
+	for (size_t j = 0; j < vs->nhand; j++) {
+		v[k] = vs->hand[j];
+		v[k++].word += off;
+	}
+	free(s->hdown);
+	s->hd = s->hdown = v;
+	s->hdcap = n;
+	s->nhd = k;
+}
+
 /* A replay without --pid: the children the process forked, and how to
  * replay each (their files), or that one was not recorded. */
 /* Threads still running when the process exited (no THREAD_END): the
@@ -2821,6 +2858,8 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->thread_ended = vs->ended;
 		s->hd = vs->hand;
 		s->nhd = vs->nhand;
+		if (vs->thread == 0 && pre)
+			prefix_handlers(s, pre, vs);
 		s->t.crash_pc = crash_pc_in(s, &mods[0]);
 		if (vs->thread == 0 && pre)
 			stream_prefix(s, pre, fork_in_skel);

@@ -14,6 +14,9 @@
  *   pathexec execvp searches PATH: first in vain (the parent goes on),
  *            then in a child, past a missing directory and an empty
  *            entry (the current one) to /bin/echo
+ *   sigchld  a SIGCHLD handler that works on an array; three children
+ *            one after the other, each reaped: the later ones' parent
+ *            words (their replay's prefix) hold the handler's runs
  *   system   system() and popen() (glibc starts their shells with
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
  *   clone    clone() without CLONE_VM: a process running a function of
@@ -238,6 +241,42 @@ static int case_pathexec(void)
 	return 0;
 }
 
+static volatile long chld_seen[8];
+static volatile int nchld;
+
+static void on_chld(int sig)
+{
+	for (int i = 0; i < 8; i++)
+		chld_seen[i] += sig + i * nchld;
+	nchld++;
+}
+
+static int case_sigchld(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	long s = work(60, 38);
+	for (int k = 0; k < 3; k++) {
+		pid_t p = fork();
+		if (p == 0) {
+			s += work(40, 39 + k);
+			printf("child %d %ld %d\n", k, s, nchld);
+			fflush(stdout);
+			_exit(k);
+		}
+		printf("reaped %d\n", reap(p));
+		while (nchld <= k)	/* the handler ran (after the wait, in it) */
+			usleep(100);
+		s += work(30, 42 + k);
+	}
+	printf("parent %ld %d %ld\n", s, nchld, chld_seen[3]);
+	return 0;
+}
+
 static int case_system(void)
 {
 	long s = work(100, 23);
@@ -360,6 +399,7 @@ int main(int argc, char **argv)
 	} cases[] = { { "basic", case_basic }, { "loop", case_loop }, { "func", case_func },
 		      { "nested", case_nested }, { "thread", case_thread },
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "pathexec", case_pathexec },
+		      { "sigchld", case_sigchld },
 		      { "system", case_system },
 		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
 		      { "reexec", case_reexec },
@@ -369,7 +409,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof *cases; i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].fn();
-	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|pathexec|system|clone|"
+	fprintf(stderr, "usage: fork basic|loop|func|nested|thread|vfork|exec|pathexec|sigchld|system|clone|"
 		"_Fork|forkpty|reexec\n");
 	return 2;
 }

@@ -19,7 +19,7 @@ bad() { echo "FAIL: fork: $*"; fails=$((fails+1)); }
 # exec of itself started) skel check must have compared besides the
 # program's own, and as many value files beside its own (none checked
 # would test nothing)
-cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 pathexec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3"
+cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 pathexec:1 sigchld:3 system:0 clone:1 _Fork:1 forkpty:1 reexec:3"
 for o in O0 O2; do
 	b="$tmp/fork-$o"
 	${CC:-gcc} -$o -pthread -o "$b" tests/fork.c || { bad "cannot build tests/fork.c -$o"; continue; }
@@ -57,7 +57,10 @@ done
 # the trace ends where the program called it (libc's search ran after
 # the trace's end, its accesses missing, unsaid).  make check-full: every
 # case that forks.
-wcases="basic:1 nested:2 vfork:2 thread:1 pathexec:1"
+# sigchld: a SIGCHLD handler ran in the parent before its later forks;
+# their children's replays read its words as the interrupted code's (a
+# child's replay now takes its parents' handlers before the fork).
+wcases="basic:1 nested:2 vfork:2 thread:1 pathexec:1 sigchld:3"
 [ -z "$SKEL_FULL" ] || wcases="$wcases loop:3 func:1 exec:1 clone:1 _Fork:1 forkpty:1 reexec:3"
 b="$tmp/fork-O2"
 for cn in $wcases; do
@@ -73,6 +76,20 @@ for cn in $wcases; do
 		bad "$c whole process: skel check: $(grep -v 'its trace is in\|^skel: gen' "$tmp/check.err" | tail -8)"
 	fi
 done
+# A shell, whole process: dash forks for $(...) and (...) and reaps its
+# children with wait4, which the recording displaced into a trampoline;
+# under valgrind the SIGCHLD came there, and its handler ran at once,
+# unplaced: skel check stopped (2 runs of 3).  It is held now, as in
+# analyzed code, for the next probe's store.
+sh_cmd='x=$(echo hi); echo $x; (echo sub); /bin/true; echo done'
+if XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel check --whole-process -- /usr/bin/dash -c "$sh_cmd" \
+	>"$tmp/check.out" 2>"$tmp/check.err"; then
+	k=$(grep -c '^check: process [0-9]* (' "$tmp/check.err")
+	[ "$k" -eq 3 ] || bad "dash whole process: skel check compared $k other process images, expected 3"
+	echo "fork dash -c whole process: $(grep '^check: [0-9]* of [0-9]* accesses match' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')"
+else
+	bad "dash whole process: skel check: $(grep -v 'its trace is in\|^skel: gen' "$tmp/check.err" | tail -8)"
+fi
 # system() and popen() whole process, natively: glibc's child (a clone
 # with CLONE_VM | CLONE_VFORK) runs libc's patched code in the parent's
 # memory with its thread pointer; its words went into the parent's buffer

@@ -114,6 +114,31 @@ static void *chase(void *arg)
 	return (void *)(n > 0 ? i : -1);
 }
 
+/* newthread: each new thread is signalled at once by main, mostly while
+ * it is still in libc's start-up code; its handler works on the
+ * thread's own array, and the thread waits for it */
+static __thread long tl_work[16];
+static __thread volatile sig_atomic_t tl_got;
+static _Atomic int new_handled;
+
+static void on_usr2_new(int sig)
+{
+	for (int i = 0; i < 16; i++)
+		tl_work[i] += sig * i;
+	tl_got = 1;
+	new_handled++;
+}
+
+static void *newborn(void *arg)
+{
+	long s = (long)arg;
+	while (!tl_got)
+		usleep(50);
+	for (int i = 0; i < 16; i++)
+		s += tl_work[i];
+	return (void *)s;
+}
+
 /* trapskip: a SIGILL handler that returns past the ud2 */
 static void on_ill_skip(int sig, siginfo_t *si, void *ucv)
 {
@@ -310,6 +335,18 @@ int main(int argc, char **argv)
 		chase_stop = 1;
 		pthread_join(th, NULL);
 		printf("tkill: %ld marks\n", summary());
+	} else if (!strcmp(what, "newthread")) {
+		handle(SIGUSR2, on_usr2_new, 0);
+		long sum = 0;
+		for (long k = 0; k < 24; k++) {
+			pthread_t th;
+			void *r;
+			pthread_create(&th, NULL, newborn, (void *)k);
+			pthread_kill(th, SIGUSR2);
+			pthread_join(th, &r);
+			sum += (long)r;
+		}
+		printf("newthread: %d handled, %ld\n", (int)new_handled, sum);
 	} else if (!strcmp(what, "trapskip")) {
 		struct sigaction sa = { .sa_sigaction = on_ill_skip, .sa_flags = SA_SIGINFO };
 		sigemptyset(&sa.sa_mask);
