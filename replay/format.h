@@ -144,8 +144,9 @@ typedef enum patch_what {
 	PATCH_DADDR,	/* (before) PATCH_ADDR, the same way */
 	PATCH_VMMARK,	/* (after) a clone (`word` 56) or clone3 (435)
 			   system call: records nothing; in a child that
-			   shares the memory but not the thread pointer
-			   (CLONE_VM without CLONE_THREAD, CLONE_SETTLS),
+			   shares the memory but not the thread pointer,
+			   its parent waiting (CLONE_VM | CLONE_VFORK
+			   without CLONE_THREAD, CLONE_SETTLS),
 			   the thread's words go nowhere until its parent
 			   resumes (rec_proc.c, rec_vm_mark) */
 } patch_what;

@@ -534,6 +534,9 @@ void rec_make_room(void);
  * (rec_sig.c): their handlers run now, their masks made from `base` (the
  * thread's mask now if NULL). */
 void rec_sig_undefer(const sigset_t *base);
+/* In the parent of a vfork-like child whose words were sent to the sink
+ * (rec_proc.c, rec_vm_mark): the thread's state back, if not yet. */
+void rec_vm_parent_resume(void);
 /* The calling thread's cursor is in the claim's slot: a thread that
  * pthread_create started, before its stream (rec_thread_begin). */
 int rec_prestart_mine(void);

@@ -482,7 +482,7 @@ static long rec_exec_script(const char *path, char *const argv[], char *const en
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	const char **v = alloca((argc + 2) * sizeof *v);
+	const char **v = alloca((argc + 3) * sizeof *v);
 	v[0] = "/bin/sh";
 	v[1] = path;
 	for (size_t i = 1; i <= argc; i++)	/* argv[1..], and the NULL */
@@ -773,15 +773,34 @@ REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
  * such a child (CLONE_VM without CLONE_THREAD or CLONE_SETTLS; the call
  * returned 0) it keeps the thread's state aside and sends its words to
  * the sink; in the parent, which the kernel resumes once the child has
- * exec'd or exited, it puts the state back.  glibc blocks every signal
- * of the parent around that clone, so no handler records in between.
- * No SSE (the stub keeps the general registers and the flags only), no
- * libc. */
+ * exec'd or exited, it puts the state back.  Only with CLONE_VFORK (the
+ * parent waits, so the flags clone3 read from its stack are still there
+ * when the child looks; without it both would run on one rec_t at once),
+ * and only in a new process: a thread of this one (same pid) may find
+ * that word reused already.  The diverted child's pid is kept, so that
+ * its own vfork-like child's return in it does not take the state back.
+ * glibc blocks the parent's signals around its clone; for another
+ * caller's, a handler that runs in the parent before its mark puts the
+ * state back first (rec_vm_parent_resume, rec_sig.c).  No SSE (the stub
+ * keeps the general registers and the flags only), no libc. */
 static __thread struct {
 	rec_tls tls;
 	rec_thread *self;
-	int held;
+	pid_t child;		/* the diverted child, 0: none */
 } rec_vm_aside __attribute__((tls_model("initial-exec")));
+
+__attribute__((target("general-regs-only")))
+void rec_vm_parent_resume(void)
+{
+	uint64_t *aside = (uint64_t *)&rec_vm_aside.tls, *now = (uint64_t *)&rec_t;
+	const size_t n = offsetof(rec_tls, vmmark) / 8;
+	if (!rec_vm_aside.child || rec_getpid() == rec_vm_aside.child)
+		return;
+	for (size_t i = 0; i < n; i++)
+		now[i] = aside[i];
+	rec_self = rec_vm_aside.self;
+	rec_vm_aside.child = 0;
+}
 
 __attribute__((used, noipa, target("general-regs-only")))
 static void rec_vm_mark(uint64_t ret, uint64_t rdi, uint64_t nr)
@@ -790,24 +809,23 @@ static void rec_vm_mark(uint64_t ret, uint64_t rdi, uint64_t nr)
 	const size_t n = offsetof(rec_tls, vmmark) / 8;
 	if ((int64_t)ret < 0)	/* failed: no child */
 		return;
-	uint64_t flags = nr == SYS_clone3 ? *(const volatile uint64_t *)rdi : rdi;
-	if (!(flags & CLONE_VM) || flags & (CLONE_THREAD | CLONE_SETTLS))
+	if (ret) {
+		rec_vm_parent_resume();
 		return;
-	if (ret == 0) {
-		if (!R.sink.base || rec_vm_aside.held)
-			return;
-		for (size_t i = 0; i < n; i++)
-			aside[i] = now[i];
-		rec_vm_aside.self = rec_self;
-		rec_vm_aside.held = 1;
-		rec_self = &R.sink;
-		rec_cursor = R.sink.base;
-	} else if (rec_vm_aside.held) {
-		for (size_t i = 0; i < n; i++)
-			now[i] = aside[i];
-		rec_self = rec_vm_aside.self;
-		rec_vm_aside.held = 0;
 	}
+	pid_t me = rec_getpid();
+	if (me == R.pid || rec_vm_aside.child || !R.sink.base)
+		return;	/* a thread; or diverted already (nested) */
+	uint64_t flags = nr == SYS_clone3 ? *(const volatile uint64_t *)rdi : rdi;
+	if ((flags & (CLONE_VM | CLONE_VFORK)) != (CLONE_VM | CLONE_VFORK) ||
+	    flags & (CLONE_THREAD | CLONE_SETTLS))
+		return;
+	for (size_t i = 0; i < n; i++)
+		aside[i] = now[i];
+	rec_vm_aside.self = rec_self;
+	rec_vm_aside.child = me;
+	rec_self = &R.sink;
+	rec_cursor = R.sink.base;
 }
 
 /* From the trampoline: [rsp] its return, then the number it pushed, the

@@ -510,10 +510,12 @@ static void rec_store_finish(greg_t *g)
 		step = sizeof lea;
 	for (i = 0; i < sizeof put && p[step + i] == put[i]; i++)
 		;
+	if (i != sizeof put)
+		return;
 	int32_t off = 0;
 	for (size_t k = 0; k < 4; k++)
 		off |= (int32_t)((uint32_t)p[step + sizeof put + k] << 8 * k);
-	if (i != sizeof put || off != (int32_t)R.cursor_off)
+	if (off != (int32_t)R.cursor_off)
 		return;
 	if (step)
 		g[REG_RDX] += 8;
@@ -544,8 +546,12 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	if (!waiting && !tramp && !rec_link_pc(rip, &obj))
 		return 0;
 	/* under valgrind, at a store whose cursor moved since its load (a
-	 * handler in between): run now, unplaced, as before */
-	if (!waiting && tramp && rec_under_valgrind && !at_store && rec_at_store(rip))
+	 * handler in between), or at a system call the kernel restarts after
+	 * the handler (held, it would wait for the call, which may wait for
+	 * it): run now, unplaced, as before */
+	if (!waiting && tramp && rec_under_valgrind && !at_store &&
+	    (rec_at_store(rip) || (((const uint8_t *)rip)[0] == 0x0f &&
+				   ((const uint8_t *)rip)[1] == 0x05)))
 		return 0;
 	int merged = 0;
 	for (int i = 0; i < q->n && sig < 32; i++)	/* not real-time: merged */
@@ -761,6 +767,7 @@ void rec_sig_undefer(const sigset_t *base)
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a = rec_prog_act[sig];
+	rec_vm_parent_resume();	/* a handler before the clone's mark */
 	if (rec_defer(sig, si, uc, &a))
 		return;
 	if (a.sa_flags & SA_RESETHAND) {	/* the kernel reset it already */

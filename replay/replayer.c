@@ -2675,8 +2675,16 @@ static void prefix_handlers(stream *s, const prefix *p, const vt_stream *vs)
 	}
 	for (size_t i = 0; i < p->np; i++) {
 		const vt_stream *x = p->part[i];
-		for (size_t j = 0; j < x->nhand && x->hand[j].word < p->words[i]; j++) {
-			v[k] = x->hand[j];
+		int open = 0;	/* handlers begun before the fork, not returned */
+		for (size_t j = 0; j < x->nhand; j++) {
+			const vt_handler *h = &x->hand[j];
+			bool ret = h->flags & VT_HANDLER_RETURN;
+			/* a handler that returned without a word before the
+			 * fork returns at the fork's word */
+			if (h->word > p->words[i] || (h->word == p->words[i] && !(ret && open)))
+				break;
+			open += ret ? -1 : 1;
+			v[k] = *h;
 			v[k++].word += off;
 		}
 		off += p->words[i];
