@@ -737,24 +737,27 @@ static int rec_same_object(const rec_seen *a, const rec_seen *b)
 	       a->img.lo == b->img.lo && a->img.hi == b->img.hi;
 }
 
-/* The calling thread records nothing until rec_quiet_end: its words go
- * to the sink, its delta state (PATCH_DSP, PATCH_DREG) comes back after. */
-typedef struct rec_quiet {
-	rec_thread *self;
-	rec_tls tls;		/* cursor and deltas */
-} rec_quiet;
-
-static void rec_quiet_begin(rec_quiet *q)
+/* rec.h: words, not rec_copy_bytes, which gcc may vectorize (a vmmark
+ * keeps the general registers only). */
+__attribute__((target("general-regs-only")))
+void rec_quiet_begin(rec_quiet *q)
 {
+	uint64_t *to = (uint64_t *)&q->tls;
+	const uint64_t *from = (const uint64_t *)&rec_t;
+	for (size_t i = 0; i < sizeof q->tls / 8; i++)
+		to[i] = from[i];
 	q->self = rec_self;
-	rec_copy_bytes(&q->tls, &rec_t, sizeof q->tls);
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 }
 
-static void rec_quiet_end(const rec_quiet *q)
+__attribute__((target("general-regs-only")))
+void rec_quiet_end(const rec_quiet *q)
 {
-	rec_copy_bytes(&rec_t, &q->tls, sizeof rec_t);
+	uint64_t *to = (uint64_t *)&rec_t;
+	const uint64_t *from = (const uint64_t *)&q->tls;
+	for (size_t i = 0; i < sizeof q->tls / 8; i++)
+		to[i] = from[i];
 	rec_self = q->self;
 }
 

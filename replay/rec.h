@@ -537,6 +537,16 @@ void rec_sig_undefer(const sigset_t *base);
 /* In the parent of a vfork-like child whose words were sent to the sink
  * (rec_proc.c, rec_vm_mark): the thread's state back, if not yet. */
 void rec_vm_parent_resume(void);
+/* The calling thread records nothing until rec_quiet_end: its words go
+ * to the sink, its cursor and delta state (PATCH_DSP, PATCH_DREG) come
+ * back after (rec.c: the planning of late objects; rec_proc.c: a
+ * vfork-like child).  No SSE, no libc. */
+typedef struct rec_quiet {
+	rec_thread *self;
+	rec_tls tls;
+} rec_quiet;
+void rec_quiet_begin(rec_quiet *q);
+void rec_quiet_end(const rec_quiet *q);
 /* The calling thread's cursor is in the claim's slot: a thread that
  * pthread_create started, before its stream (rec_thread_begin). */
 int rec_prestart_mine(void);

@@ -784,29 +784,22 @@ REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
  * state back first (rec_vm_parent_resume, rec_sig.c).  No SSE (the stub
  * keeps the general registers and the flags only), no libc. */
 static __thread struct {
-	rec_tls tls;
-	rec_thread *self;
+	rec_quiet q;
 	pid_t child;		/* the diverted child, 0: none */
 } rec_vm_aside __attribute__((tls_model("initial-exec")));
 
 __attribute__((target("general-regs-only")))
 void rec_vm_parent_resume(void)
 {
-	uint64_t *aside = (uint64_t *)&rec_vm_aside.tls, *now = (uint64_t *)&rec_t;
-	const size_t n = offsetof(rec_tls, vmmark) / 8;
 	if (!rec_vm_aside.child || rec_getpid() == rec_vm_aside.child)
 		return;
-	for (size_t i = 0; i < n; i++)
-		now[i] = aside[i];
-	rec_self = rec_vm_aside.self;
+	rec_quiet_end(&rec_vm_aside.q);
 	rec_vm_aside.child = 0;
 }
 
 __attribute__((used, noipa, target("general-regs-only")))
 static void rec_vm_mark(uint64_t ret, uint64_t rdi, uint64_t nr)
 {
-	uint64_t *aside = (uint64_t *)&rec_vm_aside.tls, *now = (uint64_t *)&rec_t;
-	const size_t n = offsetof(rec_tls, vmmark) / 8;
 	if ((int64_t)ret < 0)	/* failed: no child */
 		return;
 	if (ret) {
@@ -820,12 +813,8 @@ static void rec_vm_mark(uint64_t ret, uint64_t rdi, uint64_t nr)
 	if ((flags & (CLONE_VM | CLONE_VFORK)) != (CLONE_VM | CLONE_VFORK) ||
 	    flags & (CLONE_THREAD | CLONE_SETTLS))
 		return;
-	for (size_t i = 0; i < n; i++)
-		aside[i] = now[i];
-	rec_vm_aside.self = rec_self;
+	rec_quiet_begin(&rec_vm_aside.q);
 	rec_vm_aside.child = me;
-	rec_self = &R.sink;
-	rec_cursor = R.sink.base;
 }
 
 /* From the trampoline: [rsp] its return, then the number it pushed, the

@@ -609,6 +609,21 @@ static void rec_handler_mask(const sigset_t *base, const struct sigaction *a,
  * mask as the kernel would have set it over `base`, the mask of the code
  * they interrupt.  A signal that comes in one of them is held again
  * (armed): the buffer's first page is opened for each. */
+/* The first of the n held signals in v, taken off and its handler run
+ * with the mask made from base. */
+static void rec_run_first(rec_held *v, int *n, const sigset_t *base, const vt_handler *place)
+{
+	rec_held h = v[0];
+	--*n;
+	for (int i = 0; i < *n; i++)
+		v[i] = v[i + 1];
+	sigset_t old;
+	rec_handler_mask(base, &h.act, h.sig, &old);
+	vt_handler e = *place;
+	rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
+	rec_restore_mask(&old);
+}
+
 static void rec_run_held(rec_thread *t, const sigset_t *base, const vt_handler *place)
 {
 	rec_sigq *q = t->sigq;
@@ -616,15 +631,7 @@ static void rec_run_held(rec_thread *t, const sigset_t *base, const vt_handler *
 		if (q->armed)
 			rec_protect_first(t, PROT_READ | PROT_WRITE);
 		q->armed = 0;
-		rec_held h = q->v[0];
-		q->n--;
-		for (int i = 0; i < q->n; i++)
-			q->v[i] = q->v[i + 1];
-		sigset_t old;
-		rec_handler_mask(base, &h.act, h.sig, &old);
-		vt_handler e = *place;
-		rec_run_handler(&h.act, h.sig, &h.si, NULL, &e);
-		rec_restore_mask(&old);
+		rec_run_first(q->v, &q->n, base, place);
 	}
 	if (q->armed)
 		rec_protect_first(t, PROT_READ | PROT_WRITE);
@@ -749,17 +756,9 @@ void rec_sig_undefer(const sigset_t *base)
 		rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, 0, (long)&now, 8, 0, 0);
 		base = &now;
 	}
-	while (rec_pre_held.n) {
-		rec_held h = rec_pre_held.v[0];
-		rec_pre_held.n--;
-		for (int i = 0; i < rec_pre_held.n; i++)
-			rec_pre_held.v[i] = rec_pre_held.v[i + 1];
-		sigset_t old;
-		rec_handler_mask(base, &h.act, h.sig, &old);
-		rec_run_handler(&h.act, h.sig, &h.si, NULL,
-				&(vt_handler){ .flags = VT_HANDLER_DEFERRED });
-		rec_restore_mask(&old);
-	}
+	while (rec_pre_held.n)
+		rec_run_first(rec_pre_held.v, &rec_pre_held.n, base,
+			      &(vt_handler){ .flags = VT_HANDLER_DEFERRED });
 }
 
 /* errno needs no saving here: the recorder's part makes raw system calls
