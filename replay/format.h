@@ -376,6 +376,12 @@ typedef struct vt_packed {
 	uint32_t tokens;	/* twice the code bytes */
 	uint32_t data;		/* bytes */
 } vt_packed;
+/* tokens of a payload whose words are not packed: `words` whole words
+ * (8 bytes, as recorded) right after vt_packed, data 0, nothing else.
+ * The recorder writes them under valgrind (skel check), where every
+ * instruction of a packer would run under lackey, logged: a check of a
+ * few million words took ten times as long. */
+#define VT_TOKENS_RAW 0xffffffffu
 #define VT_PACK_MAX 8		/* data bytes of one word at most */
 #define VT_CODE_ONE 9
 #define VT_CODE_RUN 0xff	/* a code byte: eight outcomes, a data byte */
@@ -485,6 +491,13 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	if (nbytes < sizeof h)
 		return -1;
 	__builtin_memcpy(&h, p, sizeof h);
+	if (h.tokens == VT_TOKENS_RAW) {
+		if (h.words != n || h.data || (nbytes - sizeof h) / 8 != n ||
+		    (nbytes - sizeof h) % 8)
+			return -1;
+		__builtin_memcpy(w, p + sizeof h, 8 * n);
+		return 0;
+	}
 	size_t head = vt_packed_head(h.tokens);
 	if (h.words != n || h.tokens % 2 || h.tokens > 2 * n + 1 || head > nbytes ||
 	    h.data > nbytes - head || nbytes - head - h.data >= 8)

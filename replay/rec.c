@@ -1018,7 +1018,8 @@ __attribute__((constructor)) static void rec_init(void)
 	/* nor under valgrind (skel check: a file replayed once and removed;
 	 * zstd run under lackey made the checks several times slower) */
 	const char *pre = getenv("LD_PRELOAD");
-	if (pre && strstr(pre, "vgpreload"))
+	R.valgrind = pre && strstr(pre, "vgpreload");
+	if (R.valgrind)
 		zc = "0";
 	if (!R.pipe && !(zc && !strcmp(zc, "0")) && !(R.zsize = rec_z_setup()))
 		rec_say("the compressor cannot be set up: VALUES are written "
@@ -1051,7 +1052,7 @@ __attribute__((constructor)) static void rec_init(void)
 	/* the flusher writes full buffers behind the program (not under
 	 * valgrind, nor with SKEL_ASYNC=0), and skel run's words online */
 	const char *as = getenv("SKEL_ASYNC");
-	int behind = !(pre && strstr(pre, "vgpreload")) && !(as && !strcmp(as, "0"));
+	int behind = !R.valgrind && !(as && !strcmp(as, "0"));
 	if (R.pipe || behind)
 		rec_flusher_start(behind);
 	rec_stats("start");

@@ -241,6 +241,8 @@ typedef struct rec_state {
 				   even when the flusher is behind; 2: every
 				   other full buffer raw (tests: a mixed file);
 				   else 0: raw while the flusher is behind */
+	int valgrind;		/* run under valgrind (skel check): VALUES
+				   unpacked (rec_values) */
 } rec_state;
 
 extern rec_state R;

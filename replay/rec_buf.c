@@ -182,22 +182,23 @@ static void rec_job_wait(rec_thread *t)
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
  * threads do not interleave inside each other.  The flusher's own: no
  * wait. */
-static void rec_chunk_raw(uint32_t type, uint32_t thread, const void *p, size_t n)
+static void rec_chunk_parts(uint32_t type, uint32_t thread, const void *pre, size_t np,
+			    const void *p, size_t n)
 {
 	if (rec_off())
 		return;
-	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, n };
-	vt_chunk_seal(&h, NULL, 0, p, n);
-	struct iovec iov[2] = { { &h, sizeof h }, { (void *)p, n } };
-	size_t left = sizeof h + n;
+	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, np + n };
+	vt_chunk_seal(&h, pre, np, p, n);
+	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pre, np }, { (void *)p, n } };
+	size_t left = sizeof h + np + n;
 	while (left) {
-		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 2);
+		long w = rec_syscall3(SYS_writev, R.fd, (long)iov, 3);
 		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return;
 		left -= (size_t)w;
-		for (int i = 0; i < 2 && w; i++) {
+		for (int i = 0; i < 3 && w; i++) {
 			size_t d = (size_t)w < iov[i].iov_len ? (size_t)w
 							      : iov[i].iov_len;
 			iov[i].iov_base = (char *)iov[i].iov_base + d;
@@ -205,6 +206,11 @@ static void rec_chunk_raw(uint32_t type, uint32_t thread, const void *p, size_t 
 			w -= (ssize_t)d;
 		}
 	}
+}
+
+static void rec_chunk_raw(uint32_t type, uint32_t thread, const void *p, size_t n)
+{
+	rec_chunk_parts(type, thread, NULL, 0, p, n);
 }
 
 void rec_chunk(uint32_t type, uint32_t thread, const void *p, size_t n)
@@ -342,6 +348,12 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 	uint8_t *data = t->pack + REC_CTL_BYTES + sizeof(vt_packed);
 	uint8_t *ctl = data + REC_DATA_BYTES;
 	void *z = R.pipe || raw ? NULL : rec_z_of(t);
+	if (R.valgrind && !R.pipe && nwords) {
+		/* unpacked (format.h, VT_TOKENS_RAW): the words as they are */
+		vt_packed h = { first, nwords, VT_TOKENS_RAW, 0 };
+		rec_chunk_parts(VT_VALUES, t->index, &h, sizeof h, w, 8 * nwords);
+		return;
+	}
 	while (nwords) {
 		vt_packed h = { .first = first };
 		size_t used = vt_pack(w, nwords, ctl, data, room, &h.tokens, &h.data);

@@ -786,8 +786,7 @@ static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 
 void rec_signals_install(void)
 {
-	const char *pre = getenv("LD_PRELOAD");
-	rec_under_valgrind = pre && strstr(pre, "vgpreload") != NULL;
+	rec_under_valgrind = R.valgrind;
 	/* the recorder's handlers hold the cursor or a flush's end: a
 	 * handler of the program in the middle (which stores words, or moves
 	 * the buffer for a held signal) waits for them to return.  The

@@ -558,6 +558,29 @@ static void test_pack_tokens_by_hand(void **state)
 	assert_int_equal(ndata, 10);
 }
 
+/* The unpacked form (VT_TOKENS_RAW, the recorder's under valgrind):
+ * its words as they are; any other size, data count or word count is
+ * refused. */
+static void test_unpack_raw_words(void **state)
+{
+	(void)state;
+	uint8_t p[sizeof(vt_packed) + sizeof pk_words + 8];
+	uint64_t w[PK_N + VT_UNPACK_SLACK];
+	vt_packed h = { 0, PK_N, VT_TOKENS_RAW, 0 };
+	memcpy(p, &h, sizeof h);
+	memcpy(p + sizeof h, pk_words, sizeof pk_words);
+	size_t n = sizeof h + sizeof pk_words;
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), 0);
+	assert_memory_equal(w, pk_words, sizeof pk_words);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N - 1), -1);	/* not its words */
+	assert_int_equal(vt_values_unpack(p, n - 8, w, PK_N), -1);	/* a word short */
+	assert_int_equal(vt_values_unpack(p, n + 8, w, PK_N), -1);	/* a word more */
+	assert_int_equal(vt_values_unpack(p, n - 1, w, PK_N), -1);	/* not whole words */
+	h.data = 8;
+	memcpy(p, &h, sizeof h);
+	assert_int_equal(vt_values_unpack(p, n, w, PK_N), -1);	/* data counted */
+}
+
 /* Payloads that are not what vt_pack makes are refused. */
 static void test_unpack_refuses_bad_payloads(void **state)
 {
@@ -608,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
 		cmocka_unit_test(test_pack_tokens_by_hand),
+		cmocka_unit_test(test_unpack_raw_words),
 		cmocka_unit_test(test_unpack_refuses_bad_payloads),
 		cmocka_unit_test(test_heap_events_read_back),
 		cmocka_unit_test(test_time_stamps_read_back),
