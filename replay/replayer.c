@@ -96,6 +96,11 @@ struct sk_module {
 	const char *const *names;	/* sk_routine_names, by routine id */
 	unsigned nnames;
 	unsigned char *roi;		/* SK_ROI_* by routine id, or NULL */
+	/* --sim cache without costs per instruction: each block's fetches
+	 * as runs (fetch_runs_of), block b's from runs[run_of[b]] to
+	 * runs[run_of[b + 1]] */
+	struct fetch_run *runs;
+	uint32_t *run_of;
 	uint64_t bias;
 	uint32_t index;			/* in entry words */
 	bool bound;			/* the recording covered it */
@@ -557,6 +562,9 @@ typedef struct stream {
 	uint64_t fpc;           /* its next instruction */
 	const unsigned char *flen;
 	uint32_t fleft;
+	const struct fetch_run *frun;	/* sim: the block's next run (fleft
+					   counts runs then) */
+	uint64_t fbias;
 	uint64_t fline;         /* sim: the I1 line of the batch's last fetch */
 	uint64_t fhits;         /* sim: fetches of that line since (hits) */
 	sim_thread sth;         /* sim: its counts, and its own L1s with
@@ -949,10 +957,69 @@ static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, 
 	s->n += sizeof *r;
 }
 
-/* fetch_upto for the simulator without costs per instruction: one record
- * per run of instructions that start in the same I1 line (sim.h), a
- * fraction of the records for the same result. */
-static void fetch_runs_upto(stream *s, uint64_t pc)
+/* For the simulator without costs per instruction, a block's fetches are
+ * runs made once per module (fetch_runs_of): instructions that start in
+ * one I1 line and end in it, or alone the one that crosses into the next
+ * line.  A run goes to the simulator (sim_fetch_run) when the replay
+ * reaches its first instruction, with the instructions after it: they hit
+ * the line its first looked up, and only fetches change I1, so their
+ * counts are all the simulator needs, now or later.  The crossing
+ * instruction, which looks up a second line (and the LL, on a miss),
+ * comes in its place among the data accesses, as cachegrind has it. */
+struct fetch_run {
+	uint64_t first;		/* link-time pc */
+	uint32_t at;		/* the last instruction's, less first */
+	uint16_t n;		/* instructions */
+	uint8_t len;		/* the last one's length */
+};
+
+static void fetch_runs_of(sk_module *m, unsigned bits)
+{
+	size_t cap = 0, nr = 0;
+	m->run_of = malloc((m->nblocks + 1) * sizeof *m->run_of);
+	if (!m->run_of)
+		goto oom;
+	for (unsigned b = 0; b < m->nblocks; b++) {
+		const sk_block_info *x = &m->blocks[b];
+		m->run_of[b] = (uint32_t)nr;
+		uint64_t pc = x->pc;
+		for (uint32_t i = 0; i < x->n;) {
+			if (nr + 1 > cap) {
+				cap = cap ? 2 * cap : 4096;
+				struct fetch_run *g = realloc(m->runs, cap * sizeof *g);
+				if (!g)
+					goto oom;
+				m->runs = g;
+			}
+			struct fetch_run *r = &m->runs[nr++];
+			uint64_t line = pc >> bits;
+			*r = (struct fetch_run){ .first = pc };
+			do {
+				unsigned len = m->insn_lens[x->first + i];
+				bool crosses = (pc + (len ? len - 1 : 0)) >> bits != line;
+				if (crosses && r->n)
+					break;	/* alone, in the next run */
+				r->at = (uint32_t)(pc - r->first);
+				r->len = (uint8_t)len;
+				r->n++;
+				pc += len;
+				i++;
+				if (crosses)
+					break;
+			} while (i < x->n && pc >> bits == line && r->n < UINT16_MAX);
+		}
+	}
+	m->run_of[m->nblocks] = (uint32_t)nr;
+	return;
+oom:
+	fprintf(stderr, "skel: sim: out of memory (fetch runs)\n");
+	exit(2);
+}
+
+/* The same, made as the replay goes, for a module without runs (an I1
+ * line longer than a page): instructions up to pc that start in one line
+ * (the last may cross). */
+static void fetch_insn_runs_upto(stream *s, uint64_t pc)
 {
 	unsigned bits = simu->i1.line_bits;
 	while (s->fleft && s->fpc <= pc) {
@@ -966,6 +1033,22 @@ static void fetch_runs_upto(stream *s, uint64_t pc)
 			n++;
 		} while (s->fleft && s->fpc <= pc && s->fpc >> bits == line && n < UINT16_MAX);
 		sim_fetch_run(s, first, at, len, n);
+	}
+}
+
+/* fetch_upto for the simulator without costs per instruction: the runs
+ * (above) whose first instruction is at or before pc. */
+static void fetch_runs_upto(stream *s, uint64_t pc)
+{
+	if (!s->frun) {
+		fetch_insn_runs_upto(s, pc);
+		return;
+	}
+	while (s->fleft && s->frun->first + s->fbias <= pc) {
+		const struct fetch_run *r = s->frun++;
+		s->fleft--;
+		uint64_t first = r->first + s->fbias;
+		sim_fetch_run(s, first, first + r->at, r->len, r->n);
 	}
 }
 
@@ -1056,7 +1139,14 @@ void sk_block(sk_thread *t, uint32_t b)
 		fetch_upto(s, UINT64_MAX);
 	if (b >= m->nblocks || !t->roi_on)
 		return;
+	if (m->run_of) {
+		s->frun = m->runs + m->run_of[b];
+		s->fbias = t->bias;
+		s->fleft = m->run_of[b + 1] - m->run_of[b];
+		return;
+	}
 	const sk_block_info *x = &m->blocks[b];
+	s->frun = NULL;
 	s->fpc = x->pc + t->bias;
 	s->flen = m->insn_lens + x->first;
 	s->fleft = x->n;
@@ -3511,6 +3601,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	modules_load();
+	/* runs need the bias to keep lines: a multiple of the page */
+	if (simu && !simu->per_pc && !simu->reuse && simu->cfg.i1.line <= 4096)
+		for (size_t k = 0; k < nmods; k++)
+			if (mods[k].nblocks)
+				fetch_runs_of(&mods[k], simu->i1.line_bits);
 	if (roi_setup() < 0) {
 		if (online)
 			drain();
