@@ -5,8 +5,12 @@
  * skeleton names its modules in a SKEL-OBJECTS block at its end:
  *
  *     SKEL-OBJECTS
- *     object ID-HEX PATH
+ *     object KEY PATH
  *     SKEL-OBJECTS-END
+ *
+ * KEY names the module's skeleton in the cache, KEY.c: the object's
+ * identity ID-HEX, or ID-HEX-noslice (skel gen --no-slice, and skel trace
+ * with instruction fetches)
  *
  * (inside a C comment), in the loader's order.  The recorder gets one patch
  * of several sections (format.h, patch_set): the executable's, then each
@@ -85,6 +89,17 @@ int skeleton_cached(const char *bin, const char *id_hex, const char *why,
 	return 0;
 }
 
+/* The SKEL-OBJECTS line of an object whose skeleton is the cached file
+ * `cached`: its name there less ".c" (<id>, or <id>-noslice: the readers,
+ * record and replay, find the module by it, whatever options they have). */
+static void object_line(FILE *out, const char *cached, const char *path)
+{
+	const char *base = strrchr(cached, '/');
+	base = base ? base + 1 : cached;
+	size_t n = strlen(base);
+	fprintf(out, "object %.*s %s\n", (int)(n > 2 ? n - 2 : n), base, path);
+}
+
 static bool wanted(const deps_object *o, char *const *only)
 {
 	if (!only || !*only)
@@ -117,7 +132,7 @@ int objects_gen(FILE *out, const char *app, char *const *only, char *const *plug
 		if (skeleton_cached(o->path, o->id_hex, "gen", path, sizeof path))
 			rc = -1;
 		else
-			fprintf(out, "object %s %s\n", o->id_hex, o->path);
+			object_line(out, path, o->path);
 	}
 	/* --plugin PATH: an object the program loads with dlopen gets its
 	 * own skeleton too; the recorder patches it when it is mapped */
@@ -131,7 +146,7 @@ int objects_gen(FILE *out, const char *app, char *const *only, char *const *plug
 		if (skeleton_cached(pl.objs[0].path, pl.objs[0].id_hex, "gen", path, sizeof path))
 			rc = -1;
 		else
-			fprintf(out, "object %s %s\n", pl.objs[0].id_hex, pl.objs[0].path);
+			object_line(out, path, pl.objs[0].path);
 		deps_free(&pl);
 	}
 	fputs(OBJ_END "\n", out);

@@ -38,6 +38,25 @@ main_n=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$tmp/countm")
 grep -q "not traced (no skeleton): .*libc.so.6" "$tmp/rep.err" || bad "replay did not name libc as not traced: $(cat "$tmp/rep.err")"
 echo "whole: executable alone $main_n accesses, with libwhole.so $whole_n"
 
+# --no-slice (and skel trace with fetches, which asks for it): the modules'
+# skeletons are <id>-noslice.c in the cache, and the SKEL-OBJECTS line
+# names them so, or record and replay, other processes without the option,
+# look for <id>.c (skel trace --sim cache failed so on an empty cache; an
+# empty cache here too)
+export XDG_CACHE_HOME="$tmp/cachens"
+./skel gen --no-slice --object libwhole.so "$tmp/prog" -o "$tmp/ns.c" 2>"$tmp/gen.err" ||
+	bad "skel gen --no-slice --object: $(tail -2 "$tmp/gen.err")"
+grep -q "^object [0-9a-f]*-noslice $tmp/libwhole.so\$" "$tmp/ns.c" ||
+	bad "--no-slice: the SKEL-OBJECTS line does not name the unsliced module: $(grep '^object' "$tmp/ns.c")"
+if ./skel record "$tmp/ns.c" -o "$tmp/vns" -- "$tmp/prog" 300 >/dev/null 2>"$tmp/err" &&
+   ./skel replay "$tmp/ns.c" "$tmp/vns" --format count -o "$tmp/cns" 2>"$tmp/err"; then
+	grep -q "^total: $whole_n accesses" "$tmp/cns" ||
+		bad "--no-slice: $(grep '^total' "$tmp/cns"), not the $whole_n accesses of the sliced skeletons"
+else
+	bad "--no-slice record or replay: $(tail -2 "$tmp/err")"
+fi
+export XDG_CACHE_HOME="$tmp/cache"
+
 # the oracle, both objects
 ./skel check "$tmp/whole.c" -- "$tmp/prog" 300 >"$tmp/check.out" 2>"$tmp/check.err" ||
 	bad "skel check: $(tail -5 "$tmp/check.err")"
