@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -620,26 +619,15 @@ static int check_accuracy(accuracy *x, const acc_vec *oracle, const char *trace,
 static int replay_bounded(char **argv, const char *log)
 {
 	struct stat ls;
-	rlim_t bound = (rlim_t)256 << 20;
+	unsigned long long bound = 256ull << 20;
 	if (stat(log, &ls) == 0)
-		bound += 4 * (rlim_t)ls.st_size;
-	pid_t pid = child_fork(false);
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct rlimit rl = { bound, bound };
-		setrlimit(RLIMIT_FSIZE, &rl);
-		signal(SIGXFSZ, SIG_DFL);
-		execvp(argv[0], argv);
-		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	int st = child_wait(pid);
+		bound += 4 * (unsigned long long)ls.st_size;
+	int st = run_wait_bounded(argv, NULL, bound);
 	if (st == 128 + SIGXFSZ)
 		fprintf(stderr, "skel check: the replay's trace reached %llu bytes, four times "
 			"lackey's log %s: it ran away (a loop it could not leave: an endless loop "
 			"the program left by a signal the replay could not place); stopped, "
-			"nothing compared\n", (unsigned long long)bound, log);
+			"nothing compared\n", bound, log);
 	return st;
 }
 

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,12 +196,22 @@ const char *cache_dir(void)
 
 int run_wait(char **argv, const char *out_path)
 {
+	return run_wait_bounded(argv, out_path, 0);
+}
+
+int run_wait_bounded(char **argv, const char *out_path, unsigned long long max_file)
+{
 	pid_t pid = child_fork(false);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		if (out_path && !freopen(out_path, "w", stdout))
 			_exit(127);
+		if (max_file) {
+			struct rlimit rl = { (rlim_t)max_file, (rlim_t)max_file };
+			setrlimit(RLIMIT_FSIZE, &rl);
+			signal(SIGXFSZ, SIG_DFL);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "skel: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

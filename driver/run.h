@@ -86,6 +86,9 @@ int objects_compile(const char *skel_path);
 int record_run(const char *skel_path, const char *values, const char *app_path,
 	       char **app_argv, const char *valgrind_log);
 int run_wait(char **argv, const char *out_path);
+/* The same, the files it writes bounded to max_file bytes (0: not): past
+ * it the child dies of SIGXFSZ, status 128 + SIGXFSZ. */
+int run_wait_bounded(char **argv, const char *out_path, unsigned long long max_file);
 /* record_run without the wait: the program's pid (or -1 after printing
  * why); the caller waits with child_wait and tmp_removes patch_out, the
  * patch file, once it exited. */

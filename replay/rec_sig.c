@@ -324,8 +324,6 @@ typedef struct rec_sigq {
  * SIGTRAP handler knows it from int3's and single steps'. */
 #define REC_WATCH_COOKIE ((void *)0x736b656c77617463ull)
 
-static int rec_under_valgrind;	/* below */
-
 /* The thread's watchdog timer set to fire in ms (0: disarmed). */
 static void rec_watch_set(const rec_sigq *q, long ms)
 {
@@ -354,7 +352,7 @@ static void rec_watch(rec_sigq *q)
 			return;
 		q->timer = id + 1;
 	}
-	rec_watch_set(q, rec_under_valgrind > 0 ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS);
+	rec_watch_set(q, R.valgrind ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS);
 }
 
 /* The held signals ran: the watchdog stops (its SIGTRAP would end a
@@ -484,11 +482,10 @@ static void rec_arm(rec_thread *t)
 	t->sigq->armed = 1;
 }
 
-/* valgrind does not single-step (TF): a held signal would wait for its
- * probe forever.  It delivers signals between its blocks, which begin in
- * the trampolines seldom but at the store a fault returns to (the held
- * signals' or the guard's): that one is held. */
-static int rec_under_valgrind = -1;
+/* valgrind (R.valgrind) does not single-step (TF): a held signal would
+ * wait for its probe forever.  It delivers signals between its blocks,
+ * which begin in the trampolines seldom but at the store a fault returns
+ * to (the held signals' or the guard's): that one is held. */
 
 /* Under valgrind, a signal in the trampolines is held as one in analyzed
  * code: the buffer armed, the next probe's store faults and runs it (it
@@ -549,7 +546,7 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	 * handler in between), or at a system call the kernel restarts after
 	 * the handler (held, it would wait for the call, which may wait for
 	 * it): run now, unplaced, as before */
-	if (!waiting && tramp && rec_under_valgrind && !at_store &&
+	if (!waiting && tramp && R.valgrind && !at_store &&
 	    (rec_at_store(rip) || (((const uint8_t *)rip)[0] == 0x0f &&
 				   ((const uint8_t *)rip)[1] == 0x05)))
 		return 0;
@@ -565,7 +562,7 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	if (at_store) {		/* the store goes to the new cursor */
 		rec_arm(t);
 		g[REG_RDX] = (greg_t)t->base;
-	} else if (tramp && rec_under_valgrind) {
+	} else if (tramp && R.valgrind) {
 		rec_store_finish(g);
 		rec_arm(t);
 	} else if (tramp) {
@@ -786,7 +783,6 @@ static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 
 void rec_signals_install(void)
 {
-	rec_under_valgrind = R.valgrind;
 	/* the recorder's handlers hold the cursor or a flush's end: a
 	 * handler of the program in the middle (which stores words, or moves
 	 * the buffer for a held signal) waits for them to return.  The
