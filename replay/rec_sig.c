@@ -310,6 +310,7 @@ typedef struct rec_sigq {
 	int n;
 	rec_held v[REC_HELD_MAX];
 	int timer;		/* the watchdog (rec_watch), +1; 0: none yet */
+	int timer_sig;		/* the signal it sends */
 } rec_sigq;
 
 /* A held signal whose probe does not come in this long runs where the
@@ -320,8 +321,14 @@ typedef struct rec_sigq {
  * the program some 50 times slower, 50 times as long. */
 #define REC_HELD_WAIT_MS 200
 #define REC_HELD_WAIT_MS_VALGRIND 10000
-/* The watchdog's SIGTRAP carries this value (SI_TIMER): the recorder's
- * SIGTRAP handler knows it from int3's and single steps'. */
+/* The watchdog's signal carries this value (SI_TIMER): the recorder's
+ * handlers know it from the program's signals, int3's and single steps.
+ * Natively the signal is SIGTRAP, which the program cannot block.  Under
+ * valgrind a SIGTRAP that is not a trap "has lost its siginfo" and
+ * valgrind kills the program; there the watchdog sends the held signal
+ * itself, whose handler is the recorder's (rec_on_program) while it is
+ * the program's: SIGTRAP still where the program's handler was reset
+ * (SA_RESETHAND) or is gone. */
 #define REC_WATCH_COOKIE ((void *)0x736b656c77617463ull)
 
 /* The thread's watchdog timer set to fire in ms (0: disarmed). */
@@ -335,22 +342,37 @@ static void rec_watch_set(const rec_sigq *q, long ms)
 		rec_syscall6(SYS_timer_settime, q->timer - 1, 0, (long)&in, 0, 0, 0);
 }
 
+static int rec_watch_signal(const rec_sigq *q)
+{
+	int sig = q->n ? q->v[0].sig : 0;
+	if (!R.valgrind || !sig || !rec_wrapped[sig] ||
+	    rec_prog_act[sig].sa_flags & SA_RESETHAND)
+		return SIGTRAP;
+	return sig;
+}
+
 /* A one-shot timer of the thread's, REC_HELD_WAIT_MS from now, that
- * sends it SIGTRAP (raw system calls: libc may be patched, and its
- * timer_create is interposed).  Nothing if the kernel refuses. */
+ * sends it the watchdog's signal (raw system calls: libc may be patched,
+ * and its timer_create is interposed).  Nothing if the kernel refuses. */
 static void rec_watch(rec_sigq *q)
 {
+	int sig = rec_watch_signal(q);
+	if (q->timer && q->timer_sig != sig) {
+		rec_syscall3(SYS_timer_delete, q->timer - 1, 0, 0);
+		q->timer = 0;
+	}
 	if (!q->timer) {
 		struct sigevent se;
 		rec_fill_bytes(&se, 0, sizeof se);
 		se.sigev_value.sival_ptr = REC_WATCH_COOKIE;
-		se.sigev_signo = SIGTRAP;
+		se.sigev_signo = sig;
 		se.sigev_notify = SIGEV_THREAD_ID;
 		se._sigev_un._tid = (int)rec_syscall3(SYS_gettid, 0, 0, 0);
 		int id = -1;
 		if (rec_syscall3(SYS_timer_create, CLOCK_MONOTONIC, (long)&se, (long)&id) || id < 0)
 			return;
 		q->timer = id + 1;
+		q->timer_sig = sig;
 	}
 	rec_watch_set(q, R.valgrind ? REC_HELD_WAIT_MS_VALGRIND : REC_HELD_WAIT_MS);
 }
@@ -656,10 +678,10 @@ static int rec_held_fault(rec_thread *t, ucontext_t *uc)
  * are placed as a signal that comes there is (at the call; at the next
  * word): exact.  Elsewhere in analyzed code the replay cannot tell which
  * execution of the pc the thread was at: STUCK, the replay stops there.
- * 1 if the SIGTRAP was the watchdog's. */
+ * 1 if the signal was the watchdog's. */
 static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 {
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != REC_WATCH_COOKIE)
+	if (!si || !uc || si->si_code != SI_TIMER || si->si_value.sival_ptr != REC_WATCH_COOKIE)
 		return 0;
 	rec_thread *t = rec_self;
 	if (!t || t == &R.sink || !t->sigq || !t->sigq->n || !rec_recording(t))
@@ -671,7 +693,12 @@ static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	uint32_t obj;
 	vt_handler place = { .flags = VT_HANDLER_STUCK };
-	if (rec_in_syscall(rip) || !rec_link_pc(rip, &obj)) {
+	uint64_t link = rec_link_pc(rip, &obj);
+	if (link) {		/* named in the replay's message */
+		place.pc = link;
+		place.object = obj;
+	}
+	if (rec_in_syscall(rip) || !link) {
 		rec_held *h = &t->sigq->v[0];
 		place = (vt_handler){ 0 };
 		rec_place(&place, h->sig, &h->si, rip);
@@ -762,6 +789,8 @@ void rec_sig_undefer(const sigset_t *base)
  * only (and __errno_location, in a patched libc, would record a word). */
 static void rec_on_program(int sig, siginfo_t *si, void *uc)
 {
+	if (rec_watched(si, uc))	/* the watchdog, under valgrind */
+		return;
 	struct sigaction a = rec_prog_act[sig];
 	rec_vm_parent_resume();	/* a handler before the clone's mark */
 	if (rec_defer(sig, si, uc, &a))

@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -532,6 +533,15 @@ typedef struct stream {
 	int count_only;         /* t.count_only after them */
 	bool fork_in_skel;      /* then quiet on to FORK_DONE (libc covered) */
 	bool idle_end;          /* in sk_idle */
+	/* the first STUCK handler's word (UINT64_MAX: none; online set by
+	 * the reader) and the handler; the thread's CPU tick's view of its
+	 * reader (stuck_tick) */
+	_Atomic uint64_t stuck_at;
+	vt_handler stuck_h;
+	const uint64_t *tick_w;
+	const void *tick_cur;
+	unsigned tick_n;
+	volatile sig_atomic_t stuck_stop;	/* at the next access */
 	bool thread_ended;      /* THREAD_END seen: the thread ended itself */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
@@ -1087,9 +1097,14 @@ static void report_flush(stream *s)
 	t->nbatch = 0;
 }
 
+static void stuck_stop(stream *s);
+
 void sk_batch_full(sk_thread *t)
 {
-	report_flush(t->sink);
+	stream *s = t->sink;
+	if (s->stuck_stop)
+		stuck_stop(s);
+	report_flush(s);
 }
 
 static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr);
@@ -1097,6 +1112,8 @@ static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
+	if (s->stuck_stop)
+		stuck_stop(s);
 	if (s->armed)
 		held_access(s, pc, size, addr);
 	if (t->batch) {	/* a skeleton compiled before sk_batch_add */
@@ -1545,6 +1562,113 @@ static const vt_handler *handler_here(stream *s, const sk_thread *t, uint64_t pc
 	const vt_handler *h = handler_next(s);
 	return h && (h->flags & VT_HANDLER_AT_PC) && h->pc == pc && h->word == words_read(s) &&
 	       reader_clear(t) ? h : NULL;
+}
+
+/* ------------------------------------------- a replay that runs away
+ *
+ * A STUCK handler (rec_sig.c: held for a probe that did not come, run
+ * where the thread was) stops the replay where the skeleton needs its
+ * first word.  Where the handler left a loop that records nothing and
+ * that the known values never end (it siglongjmp'd out of `for (;;)`
+ * whose exit is not taken), the skeleton never needs it: the replay went
+ * round for ever, writing its trace until the disk was full.  So each
+ * stream's thread gets a tick per second of its CPU time; when the next
+ * word is a STUCK handler's and the skeleton has read nothing since the
+ * last tick, the replay stops there, loud, as at the word: at the next
+ * access, or, in the count sink or after another second without one, in
+ * the tick itself (the thread is then in the skeleton's loop, not in the
+ * replayer's state). */
+static __thread stream *tick_stream;
+
+/* The first STUCK handler of the stream (online: from the reader). */
+static void stuck_note(stream *s, const vt_handler *h)
+{
+	if (!(h->flags & VT_HANDLER_STUCK) || (h->flags & VT_HANDLER_RETURN) ||
+	    atomic_load_explicit(&s->stuck_at, memory_order_relaxed) <= h->word)
+		return;
+	s->stuck_h = *h;
+	atomic_store_explicit(&s->stuck_at, h->word, memory_order_release);
+}
+
+static void stuck_stop(stream *s)
+{
+	s->stuck_stop = 0;
+	handler_lost(s, &s->stuck_h, "it was held for the thread's next probe, which did not "
+		     "come (a loop that records nothing), and ran where the thread was, which "
+		     "the replay cannot place; the skeleton then went round a loop for a second "
+		     "without reading a word, past where the program left it (the handler "
+		     "jumped or exited out of a loop the known values never end)");
+}
+
+static void stuck_tick(int sig)
+{
+	stream *s = tick_stream;
+	if (!s)
+		return;
+	int e = errno;
+	const uint64_t *w = s->t.w;
+	const void *cur = s->cur;
+	bool still = w == s->tick_w && cur == s->tick_cur;
+	s->tick_w = w;
+	s->tick_cur = cur;
+	uint64_t at = atomic_load_explicit(&s->stuck_at, memory_order_acquire);
+	/* unchanged for a second: the reader is not moving them now */
+	if (!still || at == UINT64_MAX || !reader_clear(&s->t) || words_read(s) != at) {
+		s->tick_n = 0;
+		errno = e;
+		return;
+	}
+	if (++s->tick_n == 1 && !s->t.count_only) {
+		s->stuck_stop = 1;
+		errno = e;
+		return;
+	}
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, sig);
+	pthread_sigmask(SIG_UNBLOCK, &m, NULL);
+	stuck_stop(s);
+}
+
+static void stuck_tick_install(void)
+{
+	struct sigaction a = { .sa_handler = stuck_tick, .sa_flags = SA_RESTART };
+	sigemptyset(&a.sa_mask);
+	sigaction(SIGRTMIN + 3, &a, NULL);
+}
+
+/* The thread's tick, or 0 (then it goes without). */
+static int stuck_tick_start(stream *s, timer_t *id)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, stuck_tick_install);
+	if (s->finished) {	/* offline: its handlers are known */
+		for (size_t i = 0; i < s->nhd; i++)
+			stuck_note(s, &s->hd[i]);
+		if (atomic_load(&s->stuck_at) == UINT64_MAX)
+			return 0;
+	}
+	struct sigevent se;
+	memset(&se, 0, sizeof se);
+	se.sigev_notify = SIGEV_THREAD_ID;
+	se.sigev_signo = SIGRTMIN + 3;
+	se._sigev_un._tid = gettid();
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &se, id))
+		return 0;
+	struct itimerspec it = { { 1, 0 }, { 1, 0 } };
+	tick_stream = s;
+	if (timer_settime(*id, 0, &it, NULL)) {
+		tick_stream = NULL;
+		timer_delete(*id);
+		return 0;
+	}
+	return 1;
+}
+
+static void stuck_tick_end(timer_t id)
+{
+	tick_stream = NULL;
+	timer_delete(id);
 }
 
 /* The handlers of signals that were pending together (unblocked by
@@ -2155,12 +2279,16 @@ static void *replay_stream(void *arg)
 {
 	stream *s = arg;
 	sk_thread *t = &s->t;
+	timer_t tick;
+	int ticking = stuck_tick_start(s, &tick);
 	int r = setjmp(s->end);
 	if (r == 0 && has_stops(s))
 		heap_catch_up(s);	/* events before its first word */
 	if (r == 0)
 		for (;;)
 			sk_dispatch(t, sk_ctl(t));
+	if (ticking)
+		stuck_tick_end(tick);
 	s->how = r;
 	if (r == 1 && s->armed)	/* the stream ended after the loop */
 		held_flush(s);
@@ -2257,6 +2385,7 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 	s->t.count_only = format == F_COUNT && !stats && !reporting;
 	s->t.crash_pc = UINT64_MAX;
 	s->fline = UINT64_MAX;
+	atomic_init(&s->stuck_at, UINT64_MAX);
 	char err[SIM_ERR_LEN];
 	if (simu && sim_thread_init(&s->sth, simu, l1_per_thread, err) < 0) {
 		fprintf(stderr, "skel: sim: %s\n", err);
@@ -3157,6 +3286,7 @@ static void handler_queue(stream *s, void *p)
 		exit(2);
 	}
 	g->hand = p;
+	stuck_note(s, p);
 	queue_push(s, g);
 }
 
