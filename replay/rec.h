@@ -416,6 +416,7 @@ typedef struct rec_emit {
 /* The store that may hit the guard page; the SIGSEGV handler looks for
  * exactly these bytes at the faulting rip. */
 extern const uint8_t rec_store_insn[3];
+extern const uint8_t rec_store_imm_insn[3];
 
 /* The trampolines of R.cur's sites; its int3 sites are added to `i3`
  * (room for ns more). */

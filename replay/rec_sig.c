@@ -207,7 +207,8 @@ static int rec_at_store(uint64_t rip)
 {
 	const uint8_t *at = (const uint8_t *)rip;
 	return rec_in_code(rip) && at[0] == rec_store_insn[0] &&
-	       at[1] == rec_store_insn[1] && at[2] == rec_store_insn[2];
+	       (at[1] == rec_store_insn[1] || at[1] == rec_store_imm_insn[1]) &&
+	       at[2] == rec_store_insn[2];
 }
 
 static void rec_on_segv(int sig, siginfo_t *si, void *ucv)
