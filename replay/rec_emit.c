@@ -188,21 +188,32 @@ static const uint8_t rec_epilogue[] = {
 };
 const uint8_t rec_store_insn[3] = { 0x48, 0x89, 0x02 }; /* mov [rdx], rax */
 
-static void rec_store(rec_emit *e)
+/* The store of a probe's word at the thread's cursor: `insn` (three
+ * bytes, then imm32 if `imm`) between the cursor's load into rdx and its
+ * move on. */
+static void rec_store_by(rec_emit *e, const uint8_t insn[3], const int32_t *imm)
 {
 	rec_b(e, "\x64\x48\x8b\x14\x25", 5);	/* mov rdx, fs:[off] */
 	rec_reloc(e, REC_CURSOR32, e->len, 0);
 	rec_b4(e, (int32_t)R.cursor_off);
-	rec_b(e, rec_store_insn, sizeof rec_store_insn);
+	rec_b(e, insn, 3);
+	if (imm)
+		rec_b4(e, *imm);
 	rec_b(e, "\x48\x8d\x52\x08", 4);	/* lea rdx, [rdx+8] */
 	rec_b(e, "\x64\x48\x89\x14\x25", 5);	/* mov fs:[off], rdx */
 	rec_reloc(e, REC_CURSOR32, e->len, 0);
 	rec_b4(e, (int32_t)R.cursor_off);
 }
 
+static void rec_store(rec_emit *e)
+{
+	rec_store_by(e, rec_store_insn, NULL);
+}
+
 /* A probe frame that stores the constant v (a conditional jump's outcome
- * on one of its ways, rec_tbit_split): rdx alone is saved, no rax, no
- * setcc.  Its store is the second form rec_at_store knows. */
+ * on one of its ways, rec_tbit_split; a lone small word): rdx alone is
+ * saved, no rax, no setcc.  Its store is the second form rec_at_store
+ * knows. */
 const uint8_t rec_store_imm_insn[3] = { 0x48, 0xc7, 0x02 }; /* mov qword [rdx], imm32 */
 
 static void rec_store_const(rec_emit *e, const rec_insn *x, int32_t v)
@@ -210,15 +221,7 @@ static void rec_store_const(rec_emit *e, const rec_insn *x, int32_t v)
 	uint64_t from = rec_here(e);
 	rec_b(e, rec_prologue, 5);		/* lea rsp, [rsp-128] */
 	rec_b1(e, 0x52);			/* push rdx */
-	rec_b(e, "\x64\x48\x8b\x14\x25", 5);	/* mov rdx, fs:[off] */
-	rec_reloc(e, REC_CURSOR32, e->len, 0);
-	rec_b4(e, (int32_t)R.cursor_off);
-	rec_b(e, rec_store_imm_insn, sizeof rec_store_imm_insn);
-	rec_b4(e, v);
-	rec_b(e, "\x48\x8d\x52\x08", 4);	/* lea rdx, [rdx+8] */
-	rec_b(e, "\x64\x48\x89\x14\x25", 5);	/* mov fs:[off], rdx */
-	rec_reloc(e, REC_CURSOR32, e->len, 0);
-	rec_b4(e, (int32_t)R.cursor_off);
+	rec_store_by(e, rec_store_imm_insn, &v);
 	rec_b1(e, 0x5a);			/* pop rdx */
 	rec_b(e, rec_epilogue + 2, sizeof rec_epilogue - 2);	/* lea rsp, [rsp+128] */
 	rec_map(e, from, x->addr, VT_MAP_PROBE);
@@ -481,8 +484,6 @@ static void rec_vmmark(rec_emit *e, uint64_t nr)
 	rec_b(e, "\x48\x8d\x64\x24\x08", 5);	/* lea rsp, [rsp+8] */
 }
 
-/* The probes of site st at x's address with the given `after`, in file
- * order with taken/target last, in one frame; each records one word. */
 /* Whether probe p records a constant that needs no relocation and fits
  * a sign-extended imm32 (a return's control word, PATCH_SWORD less
  * PATCH_CTL_BASE): *c, stored by rec_store_const. */
@@ -501,6 +502,9 @@ static int rec_const_word(const patch_probe *p, int32_t *c)
 	return 1;
 }
 
+/* The probes of site st at x's address with the given `after` (but its
+ * tbit if no_tbit), in file order with taken/target last, in one frame;
+ * each records one word. */
 static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			   size_t n, int after, int no_tbit)
 {
@@ -696,8 +700,10 @@ static int rec_probes_at(const rec_probe *pv, size_t n, uint64_t pc, int pos)
  * PATCH_ON_FALL): the fall-through's right after it, in line; a taken
  * jump goes to the site's tail (rec_site_emit), which records and goes
  * on to the target.  *tail: where the jump's rel32 is, 0 if it has none. */
-static void rec_jcc_ways(rec_emit *e, const rec_insn *x, const rec_probe *pv,
-			 size_t n, size_t *tail, uint64_t *target)
+/* x (a jcc) relocated: its rel32 left to fill (*tail: where it is) when
+ * `to_tail`, else to its target. */
+static void rec_jcc_emit(rec_emit *e, const rec_insn *x, int to_tail, size_t *tail,
+			 uint64_t *target)
 {
 	uint64_t from = rec_here(e);
 	if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x->in, &x->op[0], x->addr, target)))
@@ -706,13 +712,19 @@ static void rec_jcc_ways(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 	rec_b1(e, 0x0f);
 	rec_b1(e, (uint8_t)(0x80 | rec_cond_code(x)));
 	*tail = 0;
-	if (rec_probes_at(pv, n, x->addr, PATCH_ON_TAKEN)) {
+	if (to_tail) {
 		*tail = e->len;
 		rec_b4(e, 0);
 	} else {
 		rec_branch_rel32(e, *target);
 	}
 	rec_map(e, from, x->addr, VT_MAP_DISPLACED);
+}
+
+static void rec_jcc_ways(rec_emit *e, const rec_insn *x, const rec_probe *pv,
+			 size_t n, size_t *tail, uint64_t *target)
+{
+	rec_jcc_emit(e, x, rec_probes_at(pv, n, x->addr, PATCH_ON_TAKEN), tail, target);
 	rec_probes(e, x, pv, n, PATCH_ON_FALL);
 }
 
@@ -761,17 +773,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 			    rec_tbit_split(&x, pv + st->p0, st->np);
 		rec_probes_but(e, &x, pv + st->p0, st->np, PATCH_BEFORE, split);
 		if (split) {
-			uint64_t from = rec_here(e);
-			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x.in, &x.op[0], x.addr,
-								   &tail[ntail].target)))
-				rec_die("cannot relocate %s at %" PRIx64,
-					ZydisMnemonicGetString(x.in.mnemonic),
-					a - R.cur->img.bias);
-			rec_b1(e, 0x0f);
-			rec_b1(e, (uint8_t)(0x80 | rec_cond_code(&x)));
-			tail[ntail].at = e->len;
-			rec_b4(e, 0);
-			rec_map(e, from, x.addr, VT_MAP_DISPLACED);
+			rec_jcc_emit(e, &x, 1, &tail[ntail].at, &tail[ntail].target);
 			rec_store_const(e, &x, 0);
 			tail[ntail].pc = a;
 			tail[ntail++].tbit = 1;

@@ -541,7 +541,7 @@ typedef struct stream {
 	const uint64_t *tick_w;
 	const void *tick_cur;
 	unsigned tick_n;
-	volatile sig_atomic_t stuck_stop;	/* at the next access */
+	volatile sig_atomic_t stuck_due;	/* stop at the next access */
 	bool thread_ended;      /* THREAD_END seen: the thread ended itself */
 	/* owned by the skeleton's thread */
 	seg *cur;               /* segment t->w points into */
@@ -1102,7 +1102,7 @@ static void stuck_stop(stream *s);
 void sk_batch_full(sk_thread *t)
 {
 	stream *s = t->sink;
-	if (s->stuck_stop)
+	if (s->stuck_due)
 		stuck_stop(s);
 	report_flush(s);
 }
@@ -1112,7 +1112,7 @@ static void held_access(stream *s, uint64_t pc, unsigned size, uint64_t addr);
 void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
 	stream *s = t->sink;
-	if (s->stuck_stop)
+	if (s->stuck_due)
 		stuck_stop(s);
 	if (s->armed)
 		held_access(s, pc, size, addr);
@@ -1592,12 +1592,26 @@ static void stuck_note(stream *s, const vt_handler *h)
 
 static void stuck_stop(stream *s)
 {
-	s->stuck_stop = 0;
+	s->stuck_due = 0;
 	handler_lost(s, &s->stuck_h, "it was held for the thread's next probe, which did not "
 		     "come (a loop that records nothing), and ran where the thread was, which "
 		     "the replay cannot place; the skeleton then went round a loop for a second "
 		     "without reading a word, past where the program left it (the handler "
 		     "jumped or exited out of a loop the known values never end)");
+}
+
+/* Whether the thread is at a STUCK handler's word and has read nothing
+ * since the last tick (its reader unchanged for a second: the reader is
+ * not moving it now). */
+static bool stuck_still(stream *s)
+{
+	const uint64_t *w = s->t.w;
+	const void *cur = s->cur;
+	bool still = w == s->tick_w && cur == s->tick_cur;
+	s->tick_w = w;
+	s->tick_cur = cur;
+	uint64_t at = atomic_load_explicit(&s->stuck_at, memory_order_acquire);
+	return still && at != UINT64_MAX && reader_clear(&s->t) && words_read(s) == at;
 }
 
 static void stuck_tick(int sig)
@@ -1606,35 +1620,26 @@ static void stuck_tick(int sig)
 	if (!s)
 		return;
 	int e = errno;
-	const uint64_t *w = s->t.w;
-	const void *cur = s->cur;
-	bool still = w == s->tick_w && cur == s->tick_cur;
-	s->tick_w = w;
-	s->tick_cur = cur;
-	uint64_t at = atomic_load_explicit(&s->stuck_at, memory_order_acquire);
-	/* unchanged for a second: the reader is not moving them now */
-	if (!still || at == UINT64_MAX || !reader_clear(&s->t) || words_read(s) != at) {
-		s->tick_n = 0;
-		errno = e;
-		return;
+	s->tick_n = stuck_still(s) ? s->tick_n + 1 : 0;
+	if (s->tick_n == 1 && !s->t.count_only) {
+		s->stuck_due = 1;	/* at the next access */
+	} else if (s->tick_n) {		/* none to come, or the count sink */
+		sigset_t m;
+		sigemptyset(&m);
+		sigaddset(&m, sig);
+		pthread_sigmask(SIG_UNBLOCK, &m, NULL);
+		stuck_stop(s);
 	}
-	if (++s->tick_n == 1 && !s->t.count_only) {
-		s->stuck_stop = 1;
-		errno = e;
-		return;
-	}
-	sigset_t m;
-	sigemptyset(&m);
-	sigaddset(&m, sig);
-	pthread_sigmask(SIG_UNBLOCK, &m, NULL);
-	stuck_stop(s);
+	errno = e;
 }
+
+#define STUCK_TICK_SIG (SIGRTMIN + 3)
 
 static void stuck_tick_install(void)
 {
 	struct sigaction a = { .sa_handler = stuck_tick, .sa_flags = SA_RESTART };
 	sigemptyset(&a.sa_mask);
-	sigaction(SIGRTMIN + 3, &a, NULL);
+	sigaction(STUCK_TICK_SIG, &a, NULL);
 }
 
 /* The thread's tick, or 0 (then it goes without). */
@@ -1651,7 +1656,7 @@ static int stuck_tick_start(stream *s, timer_t *id)
 	struct sigevent se;
 	memset(&se, 0, sizeof se);
 	se.sigev_notify = SIGEV_THREAD_ID;
-	se.sigev_signo = SIGRTMIN + 3;
+	se.sigev_signo = STUCK_TICK_SIG;
 	se._sigev_un._tid = gettid();
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &se, id))
 		return 0;
