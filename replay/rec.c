@@ -1014,6 +1014,8 @@ __attribute__((constructor)) static void rec_init(void)
 	/* a file's VALUES compressed (format.h, VT_ZVALUES); a pipe's raw:
 	 * skel run's reader is on the other end, and waits for them */
 	const char *zc = getenv("SKEL_COMPRESS");
+	const char *pp = getenv("SKEL_PREPACK");
+	R.prepack_all = pp && !strcmp(pp, "1");
 	R.zmode = zc && !strcmp(zc, "1") ? 1 : zc && !strcmp(zc, "2") ? 2 : 0;
 	/* nor under valgrind (skel check: a file replayed once and removed;
 	 * zstd run under lackey made the checks several times slower) */

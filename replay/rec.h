@@ -40,9 +40,14 @@
  * the flusher slept between them (switch 30M: 1.5 s of a 2.3 s recording
  * in the thread's futex, 1.0 s in the flusher's). */
 #define REC_JOBS 4
+/* The codes of a buffer the thread packs itself (rec_flush_full), in
+ * whole pages. */
+#define REC_JCTL_BYTES ((REC_CTL_BYTES + REC_PAGE - 1) / REC_PAGE * REC_PAGE)
 /* A thread's mapping: the buffer, its guard page, the packing space, the
- * copies of full buffers the flusher writes (rec_thread.jbuf). */
-#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_JOBS * REC_BUF_BYTES)
+ * copies of full buffers the flusher writes (rec_thread.jbuf), the codes
+ * of those the thread packs (rec_thread.jctl). */
+#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_JOBS * REC_BUF_BYTES + \
+			   REC_JCTL_BYTES)
 #define REC_MAX_THREADS 4096
 #define REC_MAX_SEGS 16
 #define REC_MAX_BLOCK_INSNS 4096
@@ -116,8 +121,15 @@ typedef struct rec_thread {
 	 * reaches jhead (rec_job_wait), and a hand-over waits for a free
 	 * slot. */
 	uint64_t *jbuf;
+	/* A job is the words, or, when the thread found the flusher three
+	 * jobs behind, a VALUES payload it packed itself into the job's
+	 * buffer (`packed` bytes from byte `at`), uncompressed: the flusher
+	 * then only writes it, and the thread packs instead of waiting for
+	 * it (rec_flush_full) */
+	uint8_t *jctl;
 	struct rec_job {
 		uint64_t first, n, ns, heap;
+		uint64_t at, packed;
 	} jobs[REC_JOBS];
 	_Atomic uint32_t jhead, jtail;
 	_Atomic int zlag;	/* the thread waited for a job: the next one
@@ -241,6 +253,8 @@ typedef struct rec_state {
 				   even when the flusher is behind; 2: every
 				   other full buffer raw (tests: a mixed file);
 				   else 0: raw while the flusher is behind */
+	int prepack_all;	/* SKEL_PREPACK=1 (tests): every full buffer
+				   packed by its thread (rec_flush_full) */
 	int valgrind;		/* run under valgrind (skel check): VALUES
 				   unpacked (rec_values) */
 } rec_state;
