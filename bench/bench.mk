@@ -9,6 +9,7 @@ build/bench/timer: bench/timer.c
 bench: all samples build/bench/timer
 	@sh bench/run.sh
 	@sh bench/whole.sh
+	@sh bench/real.sh
 
 # The whole-process columns alone (bench/whole.sh): libc's module cold and
 # cached, recorded/native and value bytes per access, main-only vs whole.
@@ -22,3 +23,9 @@ bench-whole: all samples build/bench/timer
 .PHONY: bench-bid
 bench-bid: all samples build/bench/timer
 	@sh bench/bid.sh
+
+# Real programs (bench/real.sh): Debian commands on a 39 MB input, whole
+# process, native vs recorded, value bytes per access, replay throughput.
+.PHONY: bench-real
+bench-real: all build/bench/timer
+	@sh bench/real.sh
