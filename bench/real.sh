@@ -29,9 +29,8 @@ med() {
 		"$TM" "$W/ts" "$@" >"$W/out" 2>"$W/log" || { cat "$W/log" >&2; die "failed: $*"; }
 		i=$((i + 1))
 	done
-	sort -g "$W/ts" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	median "$W/ts"
 }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.4g\n", a / b }'; }
 
 runs=${BENCH_RUNS:-3}
 seq 1 2000000 | awk '{ print ($1 * 7919) % 1000003, "line", $1 }' >"$W/big.txt" ||

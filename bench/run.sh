@@ -25,9 +25,6 @@ LOG=$W/log
 
 die() { echo "bench: $*" >&2; exit 1; }
 
-# median FILE: median of the numbers in FILE, one per line
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # timeit CLEAN CMD...: median wall time of CMD (stdout, stderr to $LOG);
 # CLEAN is a file removed before each run and after the last ("" = none).
 # Writes the number of runs to $W/nruns.
@@ -47,8 +44,6 @@ timeit() {
 	echo $NRUNS > "$W/nruns"
 	median "$TS"
 }
-
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0 || a == "n/a" || b == "n/a") print "n/a"; else printf "%.4g\n", a / b }'; }
 
 # count output of `skel replay --format count` -> "accesses values"
 counts() { awk '/^total:/ { a = $2 } /^thread/ { for (i = 1; i < NF; i++) if ($(i + 1) == "values") v += $i } END { print a + 0, v + 0 }' "$1"; }

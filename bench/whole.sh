@@ -38,10 +38,9 @@ timeit() {
 		"$TM" "$W/ts" "$@" >/dev/null 2>"$W/log" || { cat "$W/log" >&2; die "failed: $*"; }
 		i=$((i + 1))
 	done
-	sort -g "$W/ts" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	median "$W/ts"
 }
 
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.4g\n", a / b }'; }
 total() { sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$1"; }
 
 # --- part 1: libc's module, cold then cached
