@@ -38,6 +38,10 @@ typedef struct elf_symbol {
 typedef struct elf_plt {
 	uint64_t addr;      /* address of the stub */
 	char *name;         /* imported symbol, without "@plt" */
+	uint64_t slot;      /* the GOT slot it jumps through */
+	bool jmprel;        /* slot is a JUMP_SLOT or IRELATIVE relocation's:
+	                     * only PLT stubs read it (not a GLOB_DAT's,
+	                     * which `&function` loads too) */
 } elf_plt;
 
 typedef struct binary {
@@ -118,6 +122,8 @@ int elf_read(const binary *b, uint64_t addr, unsigned size, uint64_t *out);
 const char *elf_func_name(const binary *b, uint64_t addr);
 /* The imported name of the PLT stub at addr, or NULL. */
 const char *elf_plt_name(const binary *b, uint64_t addr);
+/* The PLT stub starting at addr, or NULL. */
+const elf_plt *elf_plt_at(const binary *b, uint64_t addr);
 /* The section containing addr, or NULL. */
 const elf_section *elf_section_at(const binary *b, uint64_t addr);
 

@@ -615,6 +615,7 @@ static int elf_load_exports(elf_loader *ld)
 typedef struct elf_slot {
 	uint64_t addr;      /* GOT slot */
 	const char *name;   /* into the map */
+	bool jmprel;        /* JUMP_SLOT or IRELATIVE */
 } elf_slot;
 
 typedef struct elf_slots {
@@ -670,28 +671,28 @@ static int elf_collect_slots(const elf_loader *ld, elf_slots *gs)
 				continue;
 			if (!elf_push((void **)&gs->v, &gs->cap, gs->n, sizeof *gs->v))
 				return elf_fail(ld->err, "out of memory");
-			gs->v[gs->n++] = (elf_slot){ r.r_offset, name };
+			gs->v[gs->n++] = (elf_slot){ r.r_offset, name,
+						     type != R_X86_64_GLOB_DAT };
 		}
 	}
 	elf_sort(gs->v, gs->n, sizeof *gs->v, elf_slot_cmp);
 	return 0;
 }
 
-static const char *elf_slot_name(const elf_slots *gs, uint64_t addr)
+static const elf_slot *elf_slot_at(const elf_slots *gs, uint64_t addr)
 {
-	elf_slot key = { addr, NULL };
-	const elf_slot *s = gs->n ? bsearch(&key, gs->v, gs->n, sizeof key, elf_slot_cmp) : NULL;
-	return s ? s->name : NULL;
+	elf_slot key = { addr, NULL, false };
+	return gs->n ? bsearch(&key, gs->v, gs->n, sizeof key, elf_slot_cmp) : NULL;
 }
 
-static int elf_add_plt(binary *b, size_t *cap, uint64_t addr, const char *name)
+static int elf_add_plt(binary *b, size_t *cap, uint64_t addr, const elf_slot *s)
 {
 	if (!elf_push((void **)&b->plts, cap, b->nplts, sizeof *b->plts))
 		return -1;
-	char *copy = strdup(name);
+	char *copy = strdup(s->name);
 	if (!copy)
 		return -1;
-	b->plts[b->nplts++] = (elf_plt){ addr, copy };
+	b->plts[b->nplts++] = (elf_plt){ addr, copy, s->addr, s->jmprel };
 	return 0;
 }
 
@@ -730,8 +731,8 @@ static int elf_decode_stubs(binary *b, size_t *cap, const elf_section *s,
 			continue;
 		}
 		uint64_t slot = elf_stub_slot(&in, op, addr);
-		const char *name = slot ? elf_slot_name(gs, slot) : NULL;
-		if (name && elf_add_plt(b, cap, endbr != UINT64_MAX ? endbr : addr, name) < 0)
+		const elf_slot *gsl = slot ? elf_slot_at(gs, slot) : NULL;
+		if (gsl && gsl->name && elf_add_plt(b, cap, endbr != UINT64_MAX ? endbr : addr, gsl) < 0)
 			return -1;
 		endbr = in.mnemonic == ZYDIS_MNEMONIC_ENDBR64 ? addr : UINT64_MAX;
 		off += in.length;
@@ -1477,7 +1478,7 @@ const char *elf_func_name(const binary *b, uint64_t addr)
 	return lo < b->nfuncs && b->funcs[lo].addr == addr ? b->funcs[lo].name : NULL;
 }
 
-const char *elf_plt_name(const binary *b, uint64_t addr)
+const elf_plt *elf_plt_at(const binary *b, uint64_t addr)
 {
 	size_t lo = 0, hi = b->nplts;
 	while (lo < hi) {
@@ -1487,5 +1488,11 @@ const char *elf_plt_name(const binary *b, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < b->nplts && b->plts[lo].addr == addr ? b->plts[lo].name : NULL;
+	return lo < b->nplts && b->plts[lo].addr == addr ? &b->plts[lo] : NULL;
+}
+
+const char *elf_plt_name(const binary *b, uint64_t addr)
+{
+	const elf_plt *p = elf_plt_at(b, addr);
+	return p ? p->name : NULL;
 }

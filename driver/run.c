@@ -953,6 +953,7 @@ static bool plan_under_valgrind(const char *lib, const char *patch_path, const c
 		setenv("SKEL_PATCH_HASH", phash, 1);
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
+		setenv("LD_BIND_NOW", "1", 1);
 		char *pre[] = { "--tool=none", "-q", "--trace-children=no" };
 		exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		_exit(127);
@@ -1078,6 +1079,10 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		setenv("SKEL_PATCH_HASH", phash, 1);
 		if (planned)	/* it read the plans: checked */
 			setenv("SKEL_PLANS_CHECKED", "1", 1);
+		/* every PLT slot bound before the recorder starts, which then
+		 * links those whose callee is covered (format.h, patch_link):
+		 * their calls record no entry word */
+		setenv("LD_BIND_NOW", "1", 1);
 		setenv("SKEL_VALUES", values, 1);
 		/* the first image; an exec of a recorded one counts up (the
 		 * value file and the lackey log of each image: formats.md) */

@@ -319,7 +319,7 @@ static uint8_t classify_access(analysis *a, isl_ctx *ctx, const access_info *x)
 /* A leaf the loop's test may use: defined before loop l is entered. */
 static bool leaf_outside(const analysis *a, uint32_t v, uint32_t l)
 {
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return true;
 	const ssa_value *sv = &a->s.vals[v];
 	if (sv->kind == V_ENTRY || sv->kind == V_UNDEF)

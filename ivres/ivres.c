@@ -27,7 +27,7 @@ static bool loop_contains(const routine *r, uint32_t l, uint32_t b)
 
 static bool value_in_loop(const analysis *a, uint32_t v, uint32_t l)
 {
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return false;
 	const ssa_value *sv = &a->s.vals[v];
 	if (sv->kind == V_ENTRY || sv->kind == V_UNDEF)
@@ -141,6 +141,54 @@ static expr *resolve_phi(analysis *a, uint32_t v, uint32_t l, iv *out)
 	return closed;
 }
 
+typedef struct leaf_find {
+	uint32_t v;
+	bool found;
+} leaf_find;
+
+static void find_leaf(uint32_t v, void *arg)
+{
+	leaf_find *x = arg;
+	x->found |= v == x->v;
+}
+
+/* rsp φs whose incoming values are all one expression (paths that meet
+ * with the same frame: the epilogue reached from several places), or the
+ * φ itself (a loop that keeps rsp), are that expression: otherwise each
+ * costs a recorded rsp at its join.  The expression's leaves dominate
+ * the join (they are used at the end of every way in), so its value there
+ * is theirs.  Block 0's φs merge the entry too: not those. */
+static void resolve_sp_phis(analysis *a)
+{
+	const routine *r = a->r;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t b = 1; b < r->nblocks; b++) {
+			uint32_t v = a->s.at_start[b][R_SP];
+			const ssa_value *sv = &a->s.vals[v];
+			if (sv->kind != V_PHI || sv->block != b || expr_is_set(a->ec, v))
+				continue;
+			expr *self = expr_leaf(a->ec, v), *e = NULL;
+			bool ok = sv->nargs > 0;
+			for (uint32_t j = 0; ok && j < sv->nargs; j++) {
+				expr *x = expr_of_value(a->ec, sv->args[j]);
+				if (x == self)
+					continue;
+				leaf_find lf = { v, false };
+				expr_leaves(x, find_leaf, &lf);
+				if (lf.found || expr_has_counter(x) || (e && x != e))
+					ok = false;
+				e = x;
+			}
+			if (!ok || !e)
+				continue;
+			expr_set_value(a->ec, v, e);
+			expr_reset_memo(a->ec);
+			changed = true;
+		}
+	}
+}
+
 static void find_ivs(analysis *a)
 {
 	const routine *r = a->r;
@@ -176,7 +224,7 @@ static void find_ivs(analysis *a)
 /* Whether a leaf can be recorded by a probe placed at its definition. */
 static bool recordable(const analysis *a, uint32_t v)
 {
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return true; /* known from the value trace header */
 	const ssa_value *sv = &a->s.vals[v];
 	const routine *r = a->r;
@@ -292,7 +340,7 @@ typedef struct need_set {
 
 static void need_leaf(uint32_t v, void *arg)
 {
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return;
 	addrmap_put(&((need_set *)arg)->m, v, 1);
 }
@@ -308,7 +356,7 @@ static void avail_leaf(uint32_t v, void *arg)
 {
 	avail_check *c = arg;
 	uint32_t one;
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return;
 	if (!recordable(c->a, v))
 		c->ok = false;
@@ -459,6 +507,9 @@ static int cmp_probe(const void *x, const void *y)
 		return p->k - q->k;
 	if (p->rep != q->rep)
 		return p->rep - q->rep;
+	/* rsp first: at a routine's entry it follows the entry word (edsp) */
+	if ((p->reg == R_SP) != (q->reg == R_SP))
+		return p->reg == R_SP ? -1 : 1;
 	return p->reg - q->reg;
 }
 
@@ -526,8 +577,10 @@ void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags)
 	ssa_build(&a->s, r);
 	a->ec = expr_ctx_new(&a->s);
 	a->loops = xcalloc(r->nloops ? r->nloops : 1, sizeof *a->loops);
-	if (a->modeled)
+	if (a->modeled) {
+		resolve_sp_phis(a);
 		find_ivs(a);
+	}
 	collect_accesses(a);
 	form_classes(a);
 

@@ -149,6 +149,10 @@ typedef enum patch_what {
 			   without CLONE_THREAD, CLONE_SETTLS),
 			   the thread's words go nowhere until its parent
 			   resumes (rec_proc.c, rec_vm_mark) */
+	PATCH_EDSP,	/* (before) as PATCH_DSP, at a routine's first
+			   instruction right after its entry word: a call
+			   through a linked PLT slot (patch_link) enters
+			   past both, recording neither */
 } patch_what;
 /* Every probe but VMMARK records one word; the differences (STARGET, DSP, SWORD,
  * DREG, DADDR) make small words of pointers, pcs and control words,
@@ -206,6 +210,18 @@ typedef struct patch_enter {
 	uint64_t block, pred_start, pred_end;
 } patch_enter;
 
+/* A `link` line: the PLT stub at `stub` jumps through the GOT slot at
+ * `slot` (a JUMP_SLOT or IRELATIVE relocation's, which nothing else
+ * reads), and the skeleton replays every way into the stub by
+ * sk_plt(t, n, ...), n the line's number among the links.  The recorder,
+ * once the loader has bound the slot (LD_BIND_NOW), may point it past
+ * the callee's entry word and edsp probe (its "quiet entry") when the
+ * callee is a covered routine with both; it says which slots it linked
+ * so (VT_LINKS): their calls record neither word. */
+typedef struct patch_link {
+	uint64_t stub, slot;
+} patch_link;
+
 typedef struct patch {
 	uint32_t version;
 	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
@@ -216,6 +232,8 @@ typedef struct patch {
 	size_t cap;
 	patch_enter *enters;	/* in file order, after the probes */
 	size_t nenters, capenters;
+	patch_link *links;	/* in file order, after the enters */
+	size_t nlinks, caplinks;
 } patch;
 
 /* Parses patch text.  On failure `p` is left empty and err says which line
@@ -234,6 +252,7 @@ int patch_set_id(patch *p, const char *hex, uint32_t kind,
 		 char err[FMT_ERR_LEN]);
 int patch_add_probe(patch *p, const patch_probe *probe);
 int patch_add_enter(patch *p, const patch_enter *en);
+int patch_add_link(patch *p, const patch_link *ln);
 void patch_free(patch *p);
 
 /* A whole-process patch: the patches of several objects one after the
@@ -580,6 +599,15 @@ enum vt_chunk_type {
 				 * its stream begins in its parent's */
 	VT_HANDLER = 14,	/* payload: vt_handler; a handler of the
 				 * program starts or returns (below) */
+	VT_LINKS = 17,		/* payload: u32 object, u32 n, u64 word[n]
+				 * (thread 0, after OBJECTS): the object's
+				 * patch_link slots the recorder linked,
+				 * word[k] the entry word of link k's callee
+				 * (object bits included), 0: not linked */
+	VT_TP_MOVED = 16,	/* payload: vt_time, ns = the new thread
+				 * pointer: the thread's fs base moved
+				 * (arch_prctl) before its `word`-th word;
+				 * readers stop there, loud */
 	VT_ZVALUES = 15,	/* payload: vt_zvalues, then zstd bytes, zero
 				 * bytes to a multiple of 8: a VALUES payload
 				 * compressed (below) */
@@ -812,7 +840,13 @@ typedef struct vt_thread_start {
 	uint64_t start_runtime;	/* the same, as a runtime address */
 	uint32_t parent;	/* creating thread's index, or VT_NO_PARENT */
 	uint32_t flags;		/* VT_START_* */
+	/* the thread pointer (fs base, fs:0) when its stream opened: the
+	 * skeleton computes fs-relative addresses from it (t->fsbase).
+	 * Files before it have a 24-byte START payload (fsbase 0); their
+	 * skeletons do not use it. */
+	uint64_t fsbase;
 } vt_thread_start;
+#define VT_THREAD_START_OLD 24	/* the payload before fsbase */
 
 /* One piece of trampoline code that stands for an original instruction.
  * Accesses that an oracle (valgrind) reports at [tramp, tramp + len) are
@@ -855,7 +889,7 @@ typedef struct vt_end {
 	uint32_t int3_sites;	/* sites patched with int3 (slow) */
 } vt_end;
 
-_Static_assert(sizeof(vt_thread_start) == 24, "vt_thread_start layout");
+_Static_assert(sizeof(vt_thread_start) == 32, "vt_thread_start layout");
 _Static_assert(sizeof(vt_signal) == 24, "vt_signal layout");
 _Static_assert(sizeof(vt_handler) == 48, "vt_handler layout");
 _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
@@ -964,8 +998,11 @@ typedef struct vt_objects {
 	uint32_t *batch;	/* per object: 0 at start-up, k: mapped by
 				 * the k-th dlopen that mapped new objects */
 	uint32_t nbatch;
+	uint64_t *links;	/* LINKS payloads one after the other */
+	size_t nlinks;		/* their words */
 } vt_objects;
 int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n);
+int vt_links_add(vt_objects *o, const uint8_t *payload, size_t n);
 /* The covered object with this number (entry words, map kinds), or NULL. */
 const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
 
@@ -973,7 +1010,7 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
 static inline bool vt_chunk_global(uint32_t type)
 {
 	return type == VT_TRAMPOLINE_MAP || type == VT_END || type == VT_EXEC ||
-	       type == VT_OBJECTS || type == VT_PROCESS;
+	       type == VT_OBJECTS || type == VT_PROCESS || type == VT_LINKS;
 }
 
 typedef struct vt_streams {

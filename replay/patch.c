@@ -86,6 +86,14 @@ int patch_add_enter(patch *p, const patch_enter *en)
 	return 0;
 }
 
+int patch_add_link(patch *p, const patch_link *ln)
+{
+	if (patch_room((void **)&p->links, p->nlinks, &p->caplinks, sizeof *ln))
+		return -1;
+	p->links[p->nlinks++] = *ln;
+	return 0;
+}
+
 int patch_set_id(patch *p, const char *hex, uint32_t kind,
 		 char err[FMT_ERR_LEN])
 {
@@ -171,8 +179,8 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 		pr->what = PATCH_TBIT;
 	} else if (strcmp(what, "starget") == 0) {
 		pr->what = PATCH_STARGET;
-	} else if (strcmp(what, "dsp") == 0) {
-		pr->what = PATCH_DSP;
+	} else if (strcmp(what, "dsp") == 0 || strcmp(what, "edsp") == 0) {
+		pr->what = what[0] == 'e' ? PATCH_EDSP : PATCH_DSP;
 		pr->reg = SKEL_RSP;
 	} else if (strcmp(what, "target") == 0) {
 		pr->what = PATCH_TARGET;
@@ -196,6 +204,8 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	    pr->what != PATCH_DSP && pr->what != PATCH_DREG && pr->what != PATCH_VMMARK)
 		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg', 'dsp' and 'vmmark' "
 				  "probes may be 'after'");
+	if (pr->what == PATCH_EDSP && pr->after != PATCH_BEFORE)
+		return patch_fail(err, line, "an 'edsp' probe is 'before' its instruction");
 	if (pr->what == PATCH_VMMARK && pr->after != PATCH_AFTER)
 		return patch_fail(err, line, "a 'vmmark' probe is 'after' its system call");
 	if (pr->after >= PATCH_ON_TAKEN && pr->what != PATCH_REG && pr->what != PATCH_DREG &&
@@ -298,6 +308,21 @@ static int patch_line(patch *p, char *s, unsigned line, int *state,
 			return patch_fail(err, line, "empty block [%" PRIx64 ", %" PRIx64 ")",
 					  en.pred_start, en.pred_end);
 		if (patch_add_enter(p, &en))
+			return patch_fail(err, line, "out of memory");
+		return 0;
+	}
+	if (strcmp(w[0], "link") == 0) {
+		patch_link ln;
+		if (*state != 2)
+			return patch_fail(err, line, "'link' before the 'binary' line");
+		if (n != 3)
+			return patch_fail(err, line, "link wants: <stub> <got-slot>");
+		if (patch_hex(w[1], &ln.stub) || patch_hex(w[2], &ln.slot))
+			return patch_fail(err, line, "bad hex address");
+		if (ln.slot % 8)
+			return patch_fail(err, line, "GOT slot %" PRIx64 " is not 8-byte aligned",
+					  ln.slot);
+		if (patch_add_link(p, &ln))
 			return patch_fail(err, line, "out of memory");
 		return 0;
 	}
@@ -479,6 +504,9 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 	case PATCH_DSP:
 		fputs("dsp", f);
 		break;
+	case PATCH_EDSP:
+		fputs("edsp", f);
+		break;
 	case PATCH_SREG:
 		fprintf(f, "sreg %s", skel_reg_name(pr->reg));
 		break;
@@ -519,6 +547,8 @@ int patch_write(FILE *f, const patch *p)
 		fprintf(f, "enter %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
 			p->enters[i].block, p->enters[i].pred_start,
 			p->enters[i].pred_end);
+	for (size_t i = 0; i < p->nlinks; i++)
+		fprintf(f, "link %" PRIx64 " %" PRIx64 "\n", p->links[i].stub, p->links[i].slot);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -580,6 +610,13 @@ uint64_t patch_hash(const patch *p)
 			h = hash_u64(h, p->enters[i].pred_end);
 		}
 	}
+	if (p->nlinks) {	/* likewise */
+		h = hash_u64(h, p->nlinks | 1ull << 63);
+		for (size_t i = 0; i < p->nlinks; i++) {
+			h = hash_u64(h, p->links[i].stub);
+			h = hash_u64(h, p->links[i].slot);
+		}
+	}
 	return h;
 }
 
@@ -587,5 +624,6 @@ void patch_free(patch *p)
 {
 	free(p->probes);
 	free(p->enters);
+	free(p->links);
 	memset(p, 0, sizeof *p);
 }

@@ -541,13 +541,10 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 		rec_die("out of memory");
 	i3->v = v;
 	rec_emit e;
-	rec_emit_all(pv, sv, ns, &e, tramp, i3->v, &i3->n);
 	pd->w = rec_mmap_raw((ns ? ns : 1) * sizeof *pd->w);
 	if (!pd->w)
 		rec_die("out of memory");
-	for (size_t i = 0; i < ns; i++)
-		pd->w[i] = (rec_write){ sv[i].start, sv[i].end, tramp[i],
-					sv[i].int3 };
+	rec_emit_all(pv, sv, ns, &e, tramp, i3->v, &i3->n, pd->w);
 	pd->nw = ns;
 	pd->map = e.map;
 	pd->nmap = e.nmap;
@@ -698,6 +695,127 @@ static void rec_objects_write(const rec_scan *s, const int *isnew,
 	rec_chunk(VT_OBJECTS, 0, payload, bytes);
 	free(payload);
 	free(v);
+}
+
+/* Linked PLT slots (format.h, patch_link): the GOT writes, made with the
+ * texts' (no libc by then). */
+typedef struct rec_gotw {
+	uint64_t slot, to;
+	int relro;
+} rec_gotw;
+static rec_gotw *rec_gotws;
+static size_t rec_ngotw;
+
+static int rec_write_cmp(const void *a, const void *b)
+{
+	const rec_write *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* pd's site starting at pc (pd->w sorted by start). */
+static const rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
+{
+	size_t lo = 0, hi = pd->nw;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pd->w[mid].start < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pd->nw && pd->w[lo].start == pc ? &pd->w[lo] : NULL;
+}
+
+typedef struct rec_relro_q {
+	const void *phdr;
+	uint64_t lo, hi;
+} rec_relro_q;
+
+static int rec_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	rec_relro_q *q = arg;
+	(void)size;
+	if ((const void *)info->dlpi_phdr != q->phdr)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+			q->lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			q->hi = q->lo + info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+/* Each object's links: the callee its slot holds now (the loader bound
+ * it: LD_BIND_NOW, which skel record sets) when that is a covered
+ * routine's entry with a quiet copy; the slot then goes there, and a
+ * LINKS chunk tells the replay.  A slot still lazy (its own PLT), or
+ * holding anything else (an interposed malloc, an object without a
+ * skeleton), stays as it is: its calls record their entry words. */
+static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
+{
+	const char *off = getenv("SKEL_LINK");
+	if (off && !strcmp(off, "0"))
+		return;
+	for (uint32_t b = 0; b < n; b++) {	/* their order is not needed since */
+		size_t k = 1;
+		while (k < pd[b].nw && pd[b].w[k - 1].start <= pd[b].w[k].start)
+			k++;
+		if (k < pd[b].nw)
+			qsort(pd[b].w, pd[b].nw, sizeof *pd[b].w, rec_write_cmp);
+	}
+	for (uint32_t a = 0; a < n; a++) {
+		patch_link *lk;
+		size_t nl = rec_section_links(o[a].index, &lk);
+		if (!nl)
+			continue;
+		rec_relro_q q = { o[a].img.phdr, 0, 0 };
+		dl_iterate_phdr(rec_relro_cb, &q);
+		uint64_t *pay = calloc(nl + 1, 8);
+		rec_gotw *gw = realloc(rec_gotws, (rec_ngotw + nl) * sizeof *gw);
+		if (!pay || !gw)
+			rec_die("out of memory");
+		rec_gotws = gw;
+		pay[0] = o[a].index | (uint64_t)nl << 32;
+		size_t linked = 0;
+		for (size_t j = 0; j < nl; j++) {
+			uint64_t slot = lk[j].slot + o[a].img.bias, to;
+			if (slot < o[a].img.lo || slot + 8 > o[a].img.hi)
+				continue;
+			memcpy(&to, (const void *)slot, 8);
+			for (uint32_t b = 0; b < n; b++) {
+				const rec_write *w = to >= o[b].img.lo && to < o[b].img.hi ?
+						     rec_write_at(&pd[b], to) : NULL;
+				if (!w || !w->quiet)
+					continue;
+				pay[1 + j] = patch_entry_word(w->word, o[b].index);
+				gw[rec_ngotw++] = (rec_gotw){ slot, w->quiet,
+							      slot >= q.lo && slot + 8 <= q.hi };
+				linked++;
+				break;
+			}
+		}
+		if (linked)
+			rec_chunk(VT_LINKS, 0, pay, 8 * (nl + 1));
+		if (R.verbose)
+			rec_say("object %u: %zu of its %zu PLT slots linked", o[a].index, linked, nl);
+		free(pay);
+		free(lk);
+	}
+}
+
+/* The GOT writes rec_links_plan decided; raw system calls only. */
+static void rec_links_write(void)
+{
+	for (size_t i = 0; i < rec_ngotw; i++) {
+		const rec_gotw *g = &rec_gotws[i];
+		uint64_t pg = g->slot & ~(uint64_t)(REC_PAGE - 1);
+		if (g->relro && rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE,
+					     PROT_READ | PROT_WRITE))
+			rec_text_fail();
+		*(volatile uint64_t *)g->slot = g->to;
+		if (g->relro && rec_syscall3(SYS_mprotect, (long)pg, REC_PAGE, PROT_READ))
+			rec_text_fail();
+	}
 }
 
 /* o's map of the program's instructions: pd's entries less the probes'
@@ -1032,6 +1150,7 @@ __attribute__((constructor)) static void rec_init(void)
 	rec_header_write(&R.set.obj[0]);
 	rec_maps_write(R.obj, pd, n);
 	rec_objects_write(&rec_last, NULL, (uint64_t)rec_started, 0);
+	rec_links_plan(R.obj, pd, n);
 	rec_exit_init();
 	/* the set-up's calls into patched code wrote into rec_own: still the
 	 * only thread, as a forked child's */
@@ -1063,5 +1182,6 @@ __attribute__((constructor)) static void rec_init(void)
 	 * own (skel check starts at rec_started) */
 	for (uint32_t k = 0; k < n; k++)
 		rec_text_write(&R.obj[k], &pd[k]);
+	rec_links_write();
 	rec_started();
 }

@@ -85,6 +85,8 @@ typedef struct rec_thread {
 	uint64_t written;	/* words flushed */
 	uint32_t index;
 	volatile int ended;
+	int tp_moved;		/* its thread pointer is not ts.fsbase any
+				 * more (rec_tp_check); 2: said (TP_MOVED) */
 	int started;		/* its THREAD_START is written: at the first
 				   flush, so that a thread opened lazily (a
 				   probe in libc's thread start-up code) still
@@ -407,6 +409,15 @@ typedef struct rec_fixup {
 	size_t land;		/* index in rec_emit.land_pc */
 } rec_fixup;
 
+typedef struct rec_write {
+	uint64_t start, end, tramp;
+	int int3;
+	uint64_t quiet;		/* the routine entered at `start` past its
+				   entry word and edsp (patch_link), or 0 */
+	uint64_t word;		/* then its entry word (without object
+				   bits: patch_entry_word adds them) */
+} rec_write;
+
 typedef struct rec_emit {
 	uint8_t *p;		/* code; runtime address == pointer */
 	size_t len, cap;
@@ -425,6 +436,10 @@ typedef struct rec_emit {
 	size_t nland;
 	rec_fixup *fix;
 	size_t nfix, capfix;
+	/* emitting a site's quiet copy: its probes q0 and q1 (the entry
+	 * word and edsp at quiet_pc, indices in the site's probes) left out */
+	uint64_t quiet_pc;
+	size_t q0, q1;
 } rec_emit;
 
 /* The store that may hit the guard page; the SIGSEGV handler looks for
@@ -435,7 +450,7 @@ extern const uint8_t rec_store_imm_insn[3];
 /* The trampolines of R.cur's sites; its int3 sites are added to `i3`
  * (room for ns more). */
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns, rec_emit *e,
-		  uint64_t *tramp, rec_int3 *i3, size_t *ni3);
+		  uint64_t *tramp, rec_int3 *i3, size_t *ni3, rec_write *w);
 int rec_in_code(uint64_t pc);
 /* In the recorder's own image (rec_heap.c). */
 int rec_in_self(const void *p);
@@ -448,10 +463,6 @@ void *rec_code_map_near(size_t size, uint64_t want);
 
 /* What the text write needs of a site, in memory that is given back with
  * a raw munmap: by then libc may be patched, and free() would record. */
-typedef struct rec_write {
-	uint64_t start, end, tramp;
-	int int3;
-} rec_write;
 
 typedef struct rec_pending {
 	vt_map_entry *map;
@@ -476,6 +487,7 @@ typedef struct rec_int3_list {
 int rec_set_load(const char *path, char err[FMT_ERR_LEN]);
 /* Section k with its probes (parsed now if the index stood in for it). */
 const patch *rec_section_probes(uint32_t k);
+size_t rec_section_links(uint32_t k, patch_link **out);
 /* Plans are kept (SKEL_PLAN_CACHE=0 turns the cache off). */
 int rec_cache_on(void);
 /* Object R.cur from its plan file: trampolines mapped and written, the
@@ -540,6 +552,7 @@ void rec_prestart_check_self(void);
 /* a thread's words were lost: the END chunk says the run strayed */
 void rec_stray_seen(void);
 /* The START flags and link-time start of runtime address `start`. */
+uint64_t rec_thread_pointer(void);
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);

@@ -439,6 +439,15 @@ static void rec_altstack(void)
 	rec_syscall3(SYS_sigaltstack, (long)&ss, 0, 0);
 }
 
+/* The thread pointer: fs:0 holds the fs base (the TCB's self pointer),
+ * as the trampolines read it for fs-relative addresses. */
+uint64_t rec_thread_pointer(void)
+{
+	uint64_t tp;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
 void rec_start_of(vt_thread_start *ts, uint64_t start)
 {
 	const rec_object *o = rec_object_at(start);
@@ -820,7 +829,8 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	rec_altstack();
 	t->cursor = &rec_cursor;
 	t->tls = &rec_t;
-	t->ts = (vt_thread_start){ .parent = parent, .flags = flags };
+	t->ts = (vt_thread_start){ .parent = parent, .flags = flags,
+				   .fsbase = rec_thread_pointer() };
 	t->t0 = rec_now_ns();
 	rec_start_of(&t->ts, start);
 	t->index = atomic_fetch_add(&R.nthreads, 1);
@@ -878,7 +888,8 @@ rec_thread *rec_thread_begin(uint64_t start, uint32_t parent, int keep)
 		rec_block_all(&old);
 		rec_lock(&t->lock);
 		if (!t->started) {
-			t->ts = (vt_thread_start){ .parent = parent };
+			t->ts = (vt_thread_start){ .parent = parent,
+						   .fsbase = t->ts.fsbase };
 			rec_start_of(&t->ts, start);
 		}
 		rec_unlock(&t->lock);
@@ -922,6 +933,13 @@ static void rec_flush_locked(rec_thread *t, uint64_t *end, int reset)
 		rec_stamp(t, 0, t->t0);
 		t->started = 1;
 	}
+	if (t->tp_moved == 1 && t->started && !rec_off()) {
+		/* the skeleton computes fs-relative addresses from ts.fsbase:
+		 * from the words already written on, it would be wrong */
+		vt_time v = { t->written, rec_thread_pointer() };
+		rec_chunk(VT_TP_MOVED, t->index, &v, sizeof v);
+		t->tp_moved = 2;
+	}
 	if (t->started && !rec_off())
 		rec_heap_flush(t);	/* before the words they precede */
 	if (!end || end < t->base || end > t->guard)
@@ -956,10 +974,22 @@ void rec_restore_mask(const sigset_t *old)
 	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, 8, 0, 0);
 }
 
+/* By the owning thread: whether its thread pointer moved since its
+ * stream opened (arch_prctl(ARCH_SET_FS), which no libc thread does);
+ * the next flush then says so (TP_MOVED). */
+static int rec_tp_check(rec_thread *t)
+{
+	if (!t->tp_moved && rec_thread_pointer() != t->ts.fsbase)
+		t->tp_moved = 1;
+	return t->tp_moved == 1;
+}
+
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset)
 {
 	if (t == &R.sink)
 		return;
+	if (reset)
+		rec_tp_check(t);
 	sigset_t old;
 	rec_block_all(&old);
 	rec_lock(&t->lock);
@@ -1375,7 +1405,7 @@ static void rec_copy_words(uint64_t *to, const uint64_t *from, size_t n)
 
 void rec_flush_full(rec_thread *t)
 {
-	if (!atomic_load(&rec_behind) || t->index >= REC_MAX_THREADS ||
+	if (rec_tp_check(t) || !atomic_load(&rec_behind) || t->index >= REC_MAX_THREADS ||
 	    R.threads[t->index] != t || rec_getpid() != R.pid) {
 		rec_flush_upto(t, t->guard, 1);
 		return;

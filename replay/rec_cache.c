@@ -38,7 +38,8 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 3	/* 3: probes store whole words (vt_pack) */
+#define REC_CACHE_VERSION 4	/* 3: probes store whole words (vt_pack);
+				 * 4: sites' quiet entries (patch_link) */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -337,6 +338,58 @@ const patch *rec_section_probes(uint32_t k)
 	return p;
 }
 
+/* Section k's links (format.h, patch_link), in file order, malloc'd: its
+ * parsed patch's, or read from the `link` lines that end its text (an
+ * index-read set parses no section it does not need to). */
+size_t rec_section_links(uint32_t k, patch_link **out)
+{
+	*out = NULL;
+	if (rec_parsed[k] || !rec_text) {
+		const patch *p = &R.set.obj[k];
+		if (!p->nlinks || !(*out = malloc(p->nlinks * sizeof **out)))
+			return 0;
+		memcpy(*out, p->links, p->nlinks * sizeof **out);
+		return p->nlinks;
+	}
+	const char *b = rec_text + rec_sec[k].off, *e = b + rec_sec[k].len;
+	size_t n = 0, cap = 0;
+	patch_link *v = NULL;
+	while (e > b) {
+		const char *ls = e - 1;
+		while (ls > b && ls[-1] != '\n')
+			ls--;
+		size_t len = (size_t)(e - ls);
+		e = ls;
+		if (len <= 1)
+			continue;
+		char line[96];
+		if (len >= sizeof line || strncmp(ls, "link ", 5))
+			break;
+		memcpy(line, ls, len);
+		line[len] = 0;
+		unsigned long long stub, slot;
+		if (sscanf(line, "link %llx %llx", &stub, &slot) != 2)
+			break;
+		if (n == cap) {	/* none rather than some: link k is the k-th */
+			cap = cap ? 2 * cap : 64;
+			patch_link *g = realloc(v, cap * sizeof *v);
+			if (!g) {
+				free(v);
+				return 0;
+			}
+			v = g;
+		}
+		v[n++] = (patch_link){ stub, slot };
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		patch_link t = v[i];
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = t;
+	}
+	*out = v;
+	return n;
+}
+
 /* ----------------------------------------------------------------- plans */
 
 typedef struct rec_plan_hdr {
@@ -355,12 +408,15 @@ typedef struct rec_plan_hdr {
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
 } rec_plan_hdr;
 
-/* A site: link-time start, offset of its trampoline. */
+/* A site: link-time start, offset of its trampoline; of its quiet copy
+ * (1 + offset, 0: none) and the routine's entry word (rec_write). */
 typedef struct rec_plan_site {
 	uint64_t start;
 	uint32_t tramp;
 	uint16_t len;
 	uint16_t int3;
+	uint32_t quiet, pad;
+	uint64_t word;
 } rec_plan_site;
 
 /* An int3 site's block, for SKEL_VERBOSE (link-time). */
@@ -425,7 +481,9 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		w[i] = (rec_plan_site){ x->start - o->img.bias,
 					 (uint32_t)(x->tramp - (uint64_t)e->p),
 					 (uint16_t)(x->end - x->start),
-					 (uint16_t)x->int3 };
+					 (uint16_t)x->int3,
+					 x->quiet ? (uint32_t)(x->quiet - (uint64_t)e->p) + 1 : 0,
+					 0, x->word };
 		if (x->end - x->start > UINT16_MAX)
 			goto out;
 		if (x->int3)
@@ -685,7 +743,8 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	for (size_t i = 0, k = 0; i < h->nwrite; i++) {
 		const rec_plan_site *w = &f.w[i];
 		uint64_t s = w->start + bias;
-		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3 };
+		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3,
+					w->quiet ? base + w->quiet - 1 : 0, w->word };
 		if (!w->int3)
 			continue;
 		i3->v[i3->n++] = (rec_int3){ s, base + w->tramp, 0 };
@@ -740,7 +799,8 @@ void rec_plan_check(const rec_emit *e, const rec_pending *pd)
 		const rec_plan_site *w = &f.w[i];
 		const rec_write *x = &pd->w[i];
 		bad = w->start + bias != x->start || w->start + bias + w->len != x->end ||
-		      base + w->tramp != x->tramp || w->int3 != x->int3;
+		      base + w->tramp != x->tramp || w->int3 != x->int3 ||
+		      (w->quiet ? base + w->quiet - 1 : 0) != x->quiet || w->word != x->word;
 	}
 	for (size_t i = 0; !bad && i < pd->nmap; i++) {
 		vt_map_entry m = f.map[i];

@@ -403,6 +403,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 	case PATCH_REG:
 	case PATCH_SREG:
 	case PATCH_DSP:
+	case PATCH_EDSP:
 	case PATCH_DREG:
 		rec_get_reg(e, p->reg);
 		return 0;
@@ -468,7 +469,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 
 static const char *const rec_what_name[] = {
 	"reg", "addr", "taken", "target", "word", "tbit", "sreg", "starget",
-	"dsp", "sword", "dreg", "daddr", "vmmark",
+	"dsp", "sword", "dreg", "daddr", "vmmark", "edsp",
 };
 
 /* PATCH_VMMARK: the system call's number pushed, then a call of
@@ -509,9 +510,11 @@ static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			   size_t n, int after, int no_tbit)
 {
 	size_t want = 0, first = 0;
+	int skip = e->quiet_pc == x->addr && after == PATCH_BEFORE;
 	for (size_t i = n; i-- > 0;)
 		if (pv[i].p.pc == x->addr && pv[i].p.after == after &&
-		    !(no_tbit && pv[i].p.what == PATCH_TBIT))
+		    !(no_tbit && pv[i].p.what == PATCH_TBIT) &&
+		    !(skip && (i == e->q0 || i == e->q1)))
 			want++, first = i;
 	if (!want)
 		return;
@@ -531,7 +534,8 @@ static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET ||
 				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
 			if (p->pc != x->addr || p->after != after || ctl != last ||
-			    (no_tbit && p->what == PATCH_TBIT))
+			    (no_tbit && p->what == PATCH_TBIT) ||
+			    (skip && (i == e->q0 || i == e->q1)))
 				continue;
 			if (p->what == PATCH_VMMARK) {
 				rec_vmmark(e, p->word);
@@ -546,7 +550,7 @@ static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 				rec_minus(e, REC_MINUS_DSLOT(p->word));
 			else if (p->what == PATCH_STARGET)
 				rec_minus(e, x->addr);
-			else if (p->what == PATCH_DSP)
+			else if (p->what == PATCH_DSP || p->what == PATCH_EDSP)
 				rec_minus(e, REC_MINUS_LASTSP);
 			else
 				rec_store(e);
@@ -767,7 +771,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_insn x;
 		if (rec_decode(a, st->bend, &x))
 			rec_die("cannot decode %" PRIx64, a - R.cur->img.bias);
-		if (a == st->land || (st->loop && a == st->start))
+		if ((a == st->land || (st->loop && a == st->start)) && !e->quiet_pc)
 			e->land_at[rec_land_index(e, a)] = rec_here(e);
 		int split = ntail < sizeof tail / sizeof *tail &&
 			    rec_tbit_split(&x, pv + st->p0, st->np);
@@ -944,16 +948,43 @@ static void rec_lands_fix(rec_emit *e)
 	e->nland = e->nfix = 0;
 }
 
+/* Whether site st starts at a routine's entry whose first two probes
+ * are its entry word and edsp (skelgen: patch_link): their indices in
+ * the site's probes, and its entry word (without object bits). */
+static int rec_quiet_of(const rec_probe *pv, const rec_site *st, size_t *q0, size_t *q1,
+			uint64_t *word)
+{
+	size_t k = 0, at[2] = { 0, 0 };
+	for (size_t i = 0; i < st->np && k < 2; i++) {
+		const patch_probe *p = &pv[st->p0 + i].p;
+		if (p->pc == st->start && p->after == PATCH_BEFORE)
+			at[k++] = i;
+	}
+	if (k < 2)
+		return 0;
+	const patch_probe *w = &pv[st->p0 + at[0]].p, *d = &pv[st->p0 + at[1]].p;
+	if (w->what != PATCH_SWORD || (w->word & PATCH_ENTRY_MASK) != PATCH_ENTRY_TOP ||
+	    d->what != PATCH_EDSP)
+		return 0;
+	*q0 = at[0];
+	*q1 = at[1];
+	*word = w->word;
+	return 1;
+}
+
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
-		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3)
+		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3, rec_write *w)
 {
 	rec_object *o = R.cur;
 	size_t bound = 64;
-	for (size_t i = 0; i < ns; i++)
-		bound += 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
+	for (size_t i = 0; i < ns; i++) {
+		size_t q0, q1, one = 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160 +
 			 (sv[i].redirect ? 48 * (sv[sv[i].to].start -
 						 sv[sv[i].to].bstart) + 32 : 0);
+		uint64_t w0;
+		bound += rec_quiet_of(pv, &sv[i], &q0, &q1, &w0) ? 2 * one : one;
+	}
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);
 	if (!code)
@@ -977,6 +1008,14 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 			e->redir_to = stub[t];
 		}
 		tramp[i] = rec_site_emit(e, &sv[i], pv);
+		w[i] = (rec_write){ sv[i].start, sv[i].end, tramp[i], sv[i].int3, 0, 0 };
+		if (rec_quiet_of(pv, &sv[i], &e->q0, &e->q1, &w[i].word)) {
+			/* where a linked PLT slot enters: the same code but
+			 * for those two probes */
+			e->quiet_pc = sv[i].start;
+			w[i].quiet = rec_site_emit(e, &sv[i], pv);
+			e->quiet_pc = 0;
+		}
 		e->redir_from = 0;
 		if (sv[i].int3) {
 			i3[(*ni3)++] = (rec_int3){ sv[i].start, tramp[i], 0 };

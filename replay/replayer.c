@@ -105,6 +105,9 @@ struct sk_module {
 	uint64_t bias;
 	uint32_t index;			/* in entry words */
 	bool bound;			/* the recording covered it */
+	const uint64_t *links;		/* its linked PLT slots' callees
+					 * (VT_LINKS, sk_plt_linked), or NULL */
+	uint32_t nlinks;
 };
 
 static sk_module mods[PATCH_MAX_OBJECTS];
@@ -2182,6 +2185,50 @@ static uint64_t crash_pc_in(const stream *s, const sk_module *m)
 		? s->crash.pc : UINT64_MAX;
 }
 
+/* LINKS payloads (n words one after the other): each object's linked
+ * PLT slots, kept by the module that replays the object.  They must name
+ * bound modules' routines: an entry word of an object without a skeleton
+ * is refused here rather than met in the middle of the replay. */
+static int modules_link(const uint64_t *w, size_t n, const char *what)
+{
+	for (size_t at = 0; at < n;) {
+		uint32_t idx = (uint32_t)w[at], k = (uint32_t)(w[at] >> 32);
+		if (k > n - at - 1 || idx >= PATCH_MAX_OBJECTS || !by_index[idx]) {
+			fprintf(stderr, "skel: %s: its linked PLT slots name object %u, which has "
+				"no skeleton here\n", what, idx);
+			return -1;
+		}
+		for (uint32_t j = 0; j < k; j++) {
+			uint64_t e = w[at + 1 + j];
+			uint32_t o = SK_ENTRY_OBJECT(e);
+			if (e && (!SK_IS_ENTRY(e) || o >= PATCH_MAX_OBJECTS || !by_index[o])) {
+				fprintf(stderr, "skel: %s: linked PLT slot %u of object %u names "
+					"0x%" PRIx64 ", not an entry of an object with a skeleton\n",
+					what, j, idx, e);
+				return -1;
+			}
+		}
+		by_index[idx]->links = w + at + 1;
+		by_index[idx]->nlinks = k;
+		at += 1 + (size_t)k;
+	}
+	return 0;
+}
+
+void sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp)
+{
+	const sk_module *m = t->mod;
+	if (!m || n >= m->nlinks || !m->links[n])
+		return;
+	uint64_t w = m->links[n];
+	t->qsp = sp;
+	t->depth++;
+	sk_dispatch(t, w);
+	t->depth--;
+	if (t->qsp)
+		sk_desync(t, 0, "a routine entered by a linked PLT call did not take its rsp", w);
+}
+
 static void module_enter(sk_thread *t, const sk_module *m)
 {
 	t->mod = m;
@@ -2286,6 +2333,7 @@ static void *replay_stream(void *arg)
 	sk_thread *t = &s->t;
 	timer_t tick;
 	int ticking = stuck_tick_start(s, &tick);
+	t->fsbase = s->start.fsbase;
 	int r = setjmp(s->end);
 	if (r == 0 && has_stops(s))
 		heap_catch_up(s);	/* events before its first word */
@@ -3064,7 +3112,10 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	/* a child's objects are its first ancestor's, and those it mapped */
 	if ((pre && pre->nf && modules_bind(pre->f[pre->nf - 1].st.objects.v,
 					    pre->f[pre->nf - 1].st.objects.n, root) < 0) ||
-	    modules_bind(st.objects.v, st.objects.n, values) < 0) {
+	    modules_bind(st.objects.v, st.objects.n, values) < 0 ||
+	    (pre && pre->nf && modules_link(pre->f[pre->nf - 1].st.objects.links,
+					    pre->f[pre->nf - 1].st.objects.nlinks, root) < 0) ||
+	    modules_link(st.objects.links, st.objects.nlinks, values) < 0) {
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
 		return 2;
@@ -3245,7 +3296,7 @@ static stream *stream_of(const streams *v, uint32_t thread)
 
 /* The thread's stream, opened (its replay started) on first sight. */
 static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out,
-			   const vt_thread_start *start)
+			   const vt_thread_start *start, size_t start_bytes)
 {
 	stream *old = stream_of(v, thread);
 	if (old)
@@ -3263,8 +3314,9 @@ static stream *find_stream(streams *v, uint32_t thread, uint64_t bias, FILE *out
 		exit(2);
 	}
 	stream *s = stream_new(thread, bias, f, spill);
-	if (start)
-		s->start = *start;
+	if (start)	/* a 24-byte payload before fsbase (VT_THREAD_START_OLD) */
+		memcpy(&s->start, start, start_bytes < sizeof s->start ? start_bytes
+									 : sizeof s->start);
 	v->a[v->n++] = s;
 	sink_begin(s);
 	start_job(s);
@@ -3382,6 +3434,14 @@ static int replay_fd(FILE *out, bool quiet)
 				snprintf(err, sizeof err, "cannot replay the objects recorded");
 				break;
 			}
+			if (c.type == VT_LINKS) {	/* kept: the modules point into it */
+				if (modules_link(p, c.payload_bytes / 8, what) < 0) {
+					free(p);
+					snprintf(err, sizeof err, "cannot replay the links recorded");
+					break;
+				}
+				continue;
+			}
 			free(p);
 			continue;
 		}
@@ -3394,7 +3454,7 @@ static int replay_fd(FILE *out, bool quiet)
 			break;
 		}
 		if (!s) {
-			s = find_stream(&v, c.thread, bias, out, p);
+			s = find_stream(&v, c.thread, bias, out, p, c.payload_bytes);
 			s->order = fresh;
 		}
 		uint64_t nw = 0;
@@ -3412,8 +3472,10 @@ static int replay_fd(FILE *out, bool quiet)
 			memcpy(&nw, (uint8_t *)p + 8, 8);
 		if (!values || !nw) {
 			pthread_mutex_lock(&mu);
-			if (c.type == VT_THREAD_START)
-				s->start = *(vt_thread_start *)p;
+			if (c.type == VT_THREAD_START) {
+				memset(&s->start, 0, sizeof s->start);
+				memcpy(&s->start, p, c.payload_bytes);
+			}
 			if (c.type == VT_THREAD_END) {
 				s->finished = true;
 				s->thread_ended = true;

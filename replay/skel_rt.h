@@ -71,6 +71,12 @@ struct sk_thread {
 	/* last: a forked child's thread 0, its parent's words passed: its
 	 * own accesses start after the system call that made it (FORK_DONE) */
 	int await_fork;
+	/* last: the thread pointer (fs base) of the thread, for fs-relative
+	 * addresses (vt_thread_start) */
+	uint64_t fsbase;
+	/* last: rsp a linked call passes to its callee's entry (sk_plt,
+	 * ESP), 0 when none is pending */
+	uint64_t qsp;
 };
 
 /* skel report takes the accesses in batches, stored here without a call
@@ -278,6 +284,28 @@ static inline void sk_external(sk_thread *t)
 		sk_dispatch(t, sk_ctl(t));
 		t->depth--;
 	}
+}
+
+/* A call (or tail jump) through PLT stub n of the running object, its
+ * callee's rsp at entry sp (patch_link): when the recorder linked the
+ * stub's slot, the callee's entry word and rsp were not recorded, and
+ * the replayer runs its skeleton with them (ESP); then, as for any call
+ * out, what runs until it returns. */
+void sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp);
+static inline void sk_plt(sk_thread *t, uint32_t n, uint64_t sp)
+{
+	sk_plt_linked(t, n, sp);
+	sk_external(t);
+}
+
+/* rsp at a routine's entry (its edsp probe): passed by a linked call, or
+ * recorded. */
+#define ESP() (t->qsp ? sk_take_qsp(t) : SP())
+static inline uint64_t sk_take_qsp(sk_thread *t)
+{
+	uint64_t v = t->qsp;
+	t->qsp = 0;
+	return v;
 }
 
 /* setjmp's first return: the words up to R's entry word (those of an

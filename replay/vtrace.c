@@ -130,11 +130,12 @@ int vtrace_open(vtrace *t, const char *path, char err[FMT_ERR_LEN])
 }
 
 /* The payload sizes the format fixes; -1 = any multiple of `unit`. */
-static int vt_payload_ok(const vt_chunk_header *h)
+static int vt_payload_ok(const vt_chunk_header *h, const uint8_t *payload)
 {
 	switch (h->type) {
 	case VT_THREAD_START:
-		return h->payload_bytes == sizeof(vt_thread_start);
+		return h->payload_bytes == sizeof(vt_thread_start) ||
+		       h->payload_bytes == VT_THREAD_START_OLD;
 	case VT_VALUES:
 		return h->payload_bytes >= sizeof(vt_packed) && h->payload_bytes % 8 == 0;
 	case VT_ZVALUES:
@@ -158,12 +159,20 @@ static int vt_payload_ok(const vt_chunk_header *h)
 	case VT_HEAP:
 		return h->payload_bytes % sizeof(vt_heap_event) == 0;
 	case VT_TIME:
+	case VT_TP_MOVED:
 		return h->payload_bytes == sizeof(vt_time);
 	case VT_HANDLER:
 		return h->payload_bytes == sizeof(vt_handler);
 	case VT_OBJECTS:
 		return h->payload_bytes >= 8 &&
 		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
+	case VT_LINKS: {
+		uint32_t hd[2];
+		if (h->payload_bytes < 8)
+			return 0;
+		memcpy(hd, payload, 8);
+		return h->payload_bytes == 8 + 8ull * hd[1];
+	}
 	default:
 		return 0;
 	}
@@ -174,7 +183,7 @@ int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
 {
 	if (h->magic != VT_CHUNK_MAGIC)
 		return vt_fail(err, "bad chunk magic at offset %" PRIu64, off);
-	if (!vt_payload_ok(h))
+	if (!vt_payload_ok(h, payload))
 		return vt_fail(err, "bad chunk at offset %" PRIu64 ": type %u with "
 			       "%" PRIu64 " bytes of payload", off, h->type,
 			       h->payload_bytes);
@@ -227,6 +236,14 @@ int vt_order_check(vt_order *o, const vt_chunk_header *h, const uint8_t *payload
 		return vt_fail(err, "thread %u: chunk at offset %" PRIu64 " (type %u) "
 			       "after the thread's end", t, off, h->type);
 	switch (h->type) {
+	case VT_TP_MOVED: {
+		vt_time v;
+		memcpy(&v, payload, sizeof v);
+		return vt_fail(err, "thread %u: its thread pointer (fs base) moved to 0x%" PRIx64
+			       " (arch_prctl) before its word %" PRIu64 ", and its fs-relative "
+			       "addresses are computed from the one it started with: the trace "
+			       "is not followed from there", t, v.ns, v.word);
+	}
 	case VT_ZVALUES:
 		if (vt_zhead_check(h, payload, off, err))
 			return -1;
@@ -626,6 +643,17 @@ int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)
 	return 0;
 }
 
+int vt_links_add(vt_objects *o, const uint8_t *payload, size_t n)
+{
+	uint64_t *v = realloc(o->links, (o->nlinks + n / 8) * sizeof *v);
+	if (!v)
+		return -1;
+	memcpy(v + o->nlinks, payload, n);
+	o->links = v;
+	o->nlinks += n / 8;
+	return 0;
+}
+
 const vt_object *vt_objects_find(const vt_objects *o, uint32_t index)
 {
 	for (size_t i = 0; i < o->n; i++)
@@ -686,6 +714,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	if (c->h.type == VT_OBJECTS)
 		return vt_objects_add(&s->objects, c->payload, n) ?
 			vt_fail(err, "out of memory") : 0;
+	if (c->h.type == VT_LINKS)
+		return vt_links_add(&s->objects, c->payload, n) ?
+			vt_fail(err, "out of memory") : 0;
 	if (c->h.type == VT_PROCESS) {
 		memcpy(&s->process, c->payload, sizeof s->process);
 		return 0;
@@ -696,7 +727,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	if (vt_order_check(&st->order, &c->h, c->payload, c->offset, err))
 		return -1;
 	if (c->h.type == VT_THREAD_START) {
-		memcpy(&st->start, c->payload, sizeof st->start);
+		memset(&st->start, 0, sizeof st->start);
+		memcpy(&st->start, c->payload, c->h.payload_bytes);
 		st->started = true;
 	} else if (c->h.type == VT_THREAD_END) {
 		st->ended = true;
@@ -791,6 +823,7 @@ void vtrace_streams_free(vt_streams *s)
 	free(s->map);
 	free(s->objects.v);
 	free(s->objects.batch);
+	free(s->objects.links);
 	free(s->forks);
 	memset(s, 0, sizeof *s);
 }

@@ -38,6 +38,7 @@ typedef struct gen {
 	uint32_t nsh;
 	addrmap shidx;          /* pc -> index in sh */
 	uint32_t nfetch_blocks; /* FETCH() numbers given so far */
+	addrmap links;          /* linkable PLT stub -> its link number + 1 */
 } gen;
 
 /* One probe at a shared instruction, in the order the recorder writes
@@ -92,6 +93,8 @@ typedef struct rgen {
 	                           instead of recorded (plan_carried) */
 	uint32_t ncarried;
 	uint8_t *computed_at;   /* per insn: defines one of those values */
+	uint32_t esp_k1;        /* 1 + the probe recorded as edsp (entry rsp,
+	                           skipped by linked calls), or 0 */
 } rgen;
 
 /* A loop whose one recorded value is its exit (plan_exits): where it
@@ -193,6 +196,8 @@ static void emit_expr(FILE *f, const expr *e)
 	case E_LEAF:
 		if (e->val == SSA_BIAS)
 			fputs("t->bias", f);
+		else if (e->val == SSA_FSBASE)
+			fputs("t->fsbase", f);
 		else
 			fprintf(f, "v%u", e->val);
 		break;
@@ -249,7 +254,7 @@ static void mark_counters(rgen *g, const expr *e)
 static void mark_leaf(uint32_t v, void *arg)
 {
 	rgen *g = arg;
-	if (v != SSA_BIAS)
+	if (!SSA_PSEUDO(v))
 		g->leaf_used[v] = 1;
 }
 
@@ -631,7 +636,9 @@ static void patch_insn(rgen *g, uint32_t i)
 	uint64_t nr = process_syscall(g->r, &g->r->blocks[g->a.s.block_of[i]], i);
 	if (nr == 56 || nr == 435)
 		add_probe(g, i, PATCH_AFTER, PATCH_VMMARK, 0, 0, nr);
-	if (i == g->r->blocks[0].first && !g->g->internal[g->id])
+	size_t np0 = g->g->pt->nprobes;
+	bool entry = i == g->r->blocks[0].first && !g->g->internal[g->id];
+	if (entry)
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_ENTRY(g->id));
 	/* which setjmp frame a longjmp went to (skel_rt.h: sk_resume) */
 	if (i == g->r->blocks[0].first && g->g->resume[g->id])
@@ -667,6 +674,15 @@ static void patch_insn(rgen *g, uint32_t i)
 			continue;
 		switch (p->kind) {
 		case PR_REG_BEFORE:
+			/* rsp right after the entry word: a linked call
+			 * enters past both (patch_link) */
+			if (entry && p->reg == R_SP && !p->rep && g->g->pt->nprobes == np0 + 1) {
+				uint64_t bs, be;
+				probe_region(g, i, &bs, &be);
+				add_probe_in(g, i, bs, be, PATCH_BEFORE, PATCH_EDSP, R_SP, 0, 0);
+				g->esp_k1 = k + 1;
+				break;
+			}
 			add_probe(g, i, false, PATCH_REG, p->reg, 0, 0);
 			break;
 		case PR_REG_AFTER:
@@ -697,6 +713,13 @@ static int32_t routine_id(const program *p, uint64_t start)
 {
 	const routine *r = program_routine_at(p, start);
 	return r && r->nblocks ? (int32_t)(r - p->routines) : -1;
+}
+
+/* The link number of the PLT stub at `target` (patch_link), or -1. */
+static int32_t link_of(const gen *g, uint64_t target)
+{
+	uint32_t k;
+	return addrmap_get(&g->links, target, &k) ? (int32_t)k - 1 : -1;
 }
 
 /* Whether control may come back from the call at the end of block b
@@ -821,15 +844,11 @@ static void emit_edge(rgen *g, uint32_t from, uint32_t to)
 		fprintf(f, "goto B_%" PRIx64 "; }", r->blocks[to].start);
 }
 
-static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
+/* The values a call at pc passes (plan_call_args), as a<var>, in a block
+ * the caller closes. */
+static void emit_call_args(rgen *g, uint64_t pc)
 {
-	int32_t id = routine_id(g->g->p, target);
 	FILE *f = g->g->f;
-	if (!g->g->internal[id]) {
-		fprintf(f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d);%s r_%d(t);\n", pc, id,
-			g->g->resume[id] ? " (void)SP();" : "", id);
-		return;
-	}
 	uint32_t i = (uint32_t)cfg_block_of(g->r, pc);
 	i = g->r->blocks[i].first + g->r->blocks[i].ninsn - 1;
 	bool call = g->r->insns[i].flow == FLOW_CALL;
@@ -852,11 +871,33 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 		}
 		fputs(";\n", f);
 	}
+}
+
+static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
+{
+	int32_t id = routine_id(g->g->p, target);
+	FILE *f = g->g->f;
+	if (!g->g->internal[id]) {
+		fprintf(f, "\tsk_enter(t, 0x%" PRIx64 "ull, %d);%s r_%d(t);\n", pc, id,
+			g->g->resume[id] ? " (void)SP();" : "", id);
+		return;
+	}
+	emit_call_args(g, pc);
 	fprintf(f, "\t\tr_%d(t", id);
 	for (unsigned v = 0; v < SSA_NVARS; v++)
 		if (g->g->entry_mask[id] & (1u << v))
 			fprintf(f, ", a%u", v);
 	fputs(");\n\t}\n", f);
+}
+
+/* A call or tail jump at pc to PLT stub number n (patch_link): its
+ * callee's skeleton when the recorder linked the slot; after a call, as
+ * for any call out, what runs until it returns (a tail jump leaves that
+ * to whoever waits for this routine's return). */
+static void emit_plt_call(rgen *g, uint64_t pc, int32_t n, bool tail)
+{
+	emit_call_args(g, pc);
+	fprintf(g->g->f, "\t\t%s(t, %d, a%u);\n\t}\n", tail ? "sk_plt_linked" : "sk_plt", n, R_SP);
 }
 
 /* Leaving the routine to `target` (a tail call, or falling into the next
@@ -866,6 +907,8 @@ static void emit_leave(rgen *g, uint64_t pc, uint64_t target)
 {
 	if (routine_id(g->g->p, target) >= 0)
 		emit_call_analyzed(g, pc, target);
+	else if (link_of(g->g, target) >= 0)
+		emit_plt_call(g, pc, link_of(g->g, target), true);
 	fputs("\treturn;\n", g->g->f);
 }
 
@@ -1094,6 +1137,8 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		}
 		if (in->flow == FLOW_CALL && !call_needs_returned(g, b))
 			emit_call_analyzed(g, in->addr, in->target);
+		else if (in->flow == FLOW_CALL && link_of(g->g, in->target) >= 0)
+			emit_plt_call(g, in->addr, link_of(g->g, in->target), false);
 		else
 			fputs("\tsk_external(t);\n", f);
 		if (b->flags & BLK_NORETURN || !b->nsucc) {
@@ -1311,6 +1356,8 @@ static void emit_insn(rgen *g, uint32_t i)
 		if (p->rep)
 			fprintf(f, "\trep_%s = %s;\n", p->reg == R_CX ? "cx" : p->reg == R_SI ? "si" : "di",
 				reg_in(in->addr, p->reg, false));
+		else if (k + 1 == g->esp_k1)	/* passed by a linked call */
+			fprintf(f, "\tv%u = ESP();\n", p->val);
 		else
 			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, false));
 	}
@@ -1465,7 +1512,7 @@ typedef struct leafscan {
 static void scan_leaf(uint32_t v, void *arg)
 {
 	leafscan *x = arg;
-	if (v == SSA_BIAS)
+	if (SSA_PSEUDO(v))
 		return;
 	if (x->rv[v] == VAL_DROPPABLE) {
 		x->droppable = true;
@@ -1476,7 +1523,7 @@ static void scan_leaf(uint32_t v, void *arg)
 static void need_leaf(uint32_t v, void *arg)
 {
 	leafscan *x = arg;
-	if (v != SSA_BIAS)
+	if (!SSA_PSEUDO(v))
 		x->mark[v] = 1;
 }
 
@@ -1671,7 +1718,7 @@ typedef struct avail {
 static void avail_leaf(uint32_t v, void *arg)
 {
 	avail *x = arg;
-	if (v != SSA_BIAS && !x->g->leaf_used[v])
+	if (!SSA_PSEUDO(v) && !x->g->leaf_used[v])
 		x->ok = false;
 }
 
@@ -1680,11 +1727,15 @@ static void avail_leaf(uint32_t v, void *arg)
 static void plan_call_args(rgen *g, uint32_t i, uint64_t target)
 {
 	int32_t id = routine_id(g->g->p, target);
-	if (id < 0 || !g->g->internal[id])
+	/* a linked PLT stub's callee takes rsp from here (sk_plt) */
+	uint32_t mask = link_of(g->g, target) >= 0 ? 1u << R_SP : 0;
+	if (id >= 0 && g->g->internal[id])
+		mask = g->g->entry_mask[id];
+	if (!mask)
 		return;
 	const insn *in = &g->r->insns[i];
 	for (unsigned v = 0; v < SSA_NVARS; v++) {
-		if (!(g->g->entry_mask[id] & (1u << v)))
+		if (!(mask & (1u << v)))
 			continue;
 		expr *e = expr_of_value(g->a.ec, g->a.s.before[i][v]);
 		if (v == R_SP && in->flow == FLOW_CALL)
@@ -2350,7 +2401,7 @@ enum { CV_RECORDED = 1, CV_CARRIED = 2, CV_LIVE = 4, CV_DONE = 8 };
 static void carry_live(uint32_t v, void *arg)
 {
 	uint8_t *st = arg;
-	if (v != SSA_BIAS && st[v] & CV_CARRIED)
+	if (!SSA_PSEUDO(v) && st[v] & CV_CARRIED)
 		st[v] |= CV_LIVE;
 }
 
@@ -2368,7 +2419,7 @@ static bool carry_def_ok(const rgen *g, uint32_t v)
 static void carry_leaf(uint32_t v, void *arg)
 {
 	carry_check *c = arg;
-	if (v == SSA_BIAS || c->st[v] & CV_CARRIED)
+	if (SSA_PSEUDO(v) || c->st[v] & CV_CARRIED)
 		return;
 	/* a φ or an and/shr/sar nothing records, known the same way:
 	 * computed too */
@@ -2756,6 +2807,93 @@ static void find_internal(gen *g)
 	free(called);
 }
 
+/* Imports whose calls the replay must see through their entry words:
+ * they return twice, never, or elsewhere than to their caller (setjmp,
+ * longjmp, fork and spawn, exec, context switches, unwinding), where the
+ * skeleton's own protocols read the entry word. */
+static bool link_refused(const char *name)
+{
+	static const char *const names[] = {
+		"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "longjmp", "_longjmp",
+		"siglongjmp", "__longjmp_chk", "fork", "_Fork", "vfork", "clone", "clone3",
+		"posix_spawn", "posix_spawnp", "system", "popen", "execve", "execv",
+		"execvp", "execvpe", "execl", "execlp", "execle", "fexecve", "getcontext",
+		"setcontext", "swapcontext", "makecontext", "__cxa_throw", "__cxa_rethrow",
+		"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
+		"_Unwind_ForcedUnwind", "pthread_exit", "__libc_start_main",
+		SKEL_REPLACED_ROUTINE,
+	};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+		if (!strcmp(name, names[k]))
+			return true;
+	return false;
+}
+
+static void plt_taint(const binary *b, uint8_t *bad, uint64_t a)
+{
+	const elf_plt *e = elf_plt_at(b, a);
+	if (e)
+		bad[e - b->plts] = 1;
+}
+
+/* The PLT stubs whose calls may enter their callee quietly (patch_link):
+ * slots only stubs read, stubs the skeleton leaves to only by sk_plt
+ * (direct calls and tail jumps), whose address no code or data takes as
+ * a value (a non-PIE program's &function may be its stub). */
+static void find_links(gen *g)
+{
+	const program *p = g->p;
+	const binary *b = &p->bin;
+	if (g->o->all_accesses || !b->nplts)
+		return;
+	uint8_t *bad = xcalloc(b->nplts, 1);
+	for (size_t i = 0; i < b->nreloc_values; i++)
+		plt_taint(b, bad, b->reloc_values[i]);
+	for (size_t i = 0; i < b->nsections; i++) {
+		const elf_section *sec = &b->sections[i];
+		if (!sec->alloc || sec->exec || !sec->data)
+			continue;
+		for (uint64_t off = (8 - sec->addr % 8) % 8; off + 8 <= sec->size; off += 8) {
+			uint64_t v;
+			memcpy(&v, sec->data + off, 8);
+			plt_taint(b, bad, v);
+		}
+	}
+	for (uint32_t k = 0; k < p->nroutines; k++) {
+		const routine *r = &p->routines[k];
+		for (uint32_t i = 0; i < r->ninsn; i++) {
+			const insn *in = &r->insns[i];
+			if (in->flow == FLOW_CJUMP)
+				plt_taint(b, bad, in->target);
+			if (in->flow == FLOW_JUMP || in->flow == FLOW_CJUMP || in->flow == FLOW_CALL)
+				continue;
+			for (unsigned o = 0; o < in->nopd; o++)
+				if (in->opd[o].type == OPD_IMM)
+					plt_taint(b, bad, (uint64_t)in->opd[o].imm);
+			for (unsigned m = 0; m <= INSN_MAX_MEM; m++)
+				if (in->mem[m].flags & MEM_RIPREL)
+					plt_taint(b, bad, (uint64_t)in->mem[m].disp);
+		}
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			const block *bl = &r->blocks[bi];
+			const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+			for (uint32_t t = 0; t < bl->ntails; t++)
+				plt_taint(b, bad, bl->tails[t]);
+			if ((last->flow == FLOW_JUMP && !(bl->flags & BLK_TAILCALL)) ||
+			    (bl->flags & BLK_SETJMP))
+				plt_taint(b, bad, last->target);
+		}
+	}
+	for (size_t i = 0; i < b->nplts; i++) {
+		const elf_plt *e = &b->plts[i];
+		if (bad[i] || !e->jmprel || link_refused(e->name))
+			continue;
+		addrmap_put(&g->links, e->addr, (uint32_t)g->pt->nlinks + 1);
+		patch_add_link(g->pt, &(patch_link){ e->addr, e->slot });
+	}
+	free(bad);
+}
+
 /* Which entry values each internal routine's skeleton uses. */
 static void find_entry_masks(gen *g)
 {
@@ -3001,6 +3139,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 	count_inexact(p, st);
 	find_internal(&g);
 	find_entry_masks(&g);
+	find_links(&g);
 	if (st->shared_insns)
 		find_shared_probes(&g);
 	emit_header(&g);
@@ -3044,6 +3183,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		free(g.sh[k].v);
 	free(g.sh);
 	addrmap_free(&g.shidx);
+	addrmap_free(&g.links);
 	free(g.entry_mask);
 	return 0;
 }

@@ -477,6 +477,8 @@ static expr *address(expr_ctx *c, uint32_t i, const mem_access *m)
 expr *expr_of_access(expr_ctx *c, uint32_t i, unsigned k)
 {
 	const mem_access *m = &c->s->r->insns[i].mem[k];
+	if (m->seg == SEG_FS)	/* the thread pointer: fs:0 holds it too */
+		return expr_add(c, address(c, i, m), expr_leaf(c, SSA_FSBASE));
 	if (m->seg != SEG_NONE)
 		return NULL;
 	return address(c, i, m);
@@ -645,7 +647,7 @@ expr *expr_of_def_bits(expr_ctx *c, uint32_t v)
 
 expr *expr_of_value(expr_ctx *c, uint32_t v)
 {
-	if (v >= c->s->nvals) /* SSA_BIAS */
+	if (v >= c->s->nvals) /* SSA_BIAS, SSA_FSBASE */
 		return expr_leaf(c, v);
 	if (c->fixed[v])
 		return c->fixed[v];
@@ -658,6 +660,11 @@ void expr_set_value(expr_ctx *c, uint32_t phi, expr *e)
 {
 	assert(phi < c->s->nvals);
 	c->fixed[phi] = e;
+}
+
+bool expr_is_set(const expr_ctx *c, uint32_t v)
+{
+	return v < c->s->nvals && c->fixed[v] != NULL;
 }
 
 void expr_reset_memo(expr_ctx *c)

@@ -310,6 +310,8 @@ const char *ssa_value_name(const ssa *s, uint32_t v, char *buf, size_t len)
 {
 	if (v == SSA_BIAS)
 		snprintf(buf, len, "bias");
+	else if (v == SSA_FSBASE)
+		snprintf(buf, len, "fs");
 	else if (v >= s->nvals)
 		snprintf(buf, len, "?.%u", v);
 	else

@@ -24,6 +24,11 @@
 /* A pseudo-value: the image load bias (0 for non-PIE), known at replay
  * from the value trace header; RIP-relative constants are bias + address. */
 #define SSA_BIAS (UINT32_MAX - 1)
+/* Another: the thread pointer (the fs base) of the thread that runs the
+ * routine, known at replay from the thread's start in the value trace:
+ * fs:[disp] and fs:[base+...] accesses are fs + the usual address. */
+#define SSA_FSBASE (UINT32_MAX - 2)
+#define SSA_PSEUDO(v) ((v) == SSA_BIAS || (v) == SSA_FSBASE)
 
 enum vkind {
 	V_ENTRY,    /* value of the variable when the routine is entered */
@@ -142,6 +147,8 @@ void expr_set_value(expr_ctx *c, uint32_t phi, expr *e);
  * (skelgen.c, plan_carried).  NULL for any other leaf. */
 expr *expr_of_def_bits(expr_ctx *c, uint32_t v);
 void expr_reset_memo(expr_ctx *c);
+/* Whether expr_set_value replaced v. */
+bool expr_is_set(const expr_ctx *c, uint32_t v);
 
 /* e = base + constant: returns base (NULL when e is a constant) and the
  * constant in *off.  Two accesses are in one BID class when their bases

@@ -1227,6 +1227,46 @@ static void test_patch_roundtrip_and_errors(void **state)
 	assert_true(patch_hash(&p) != patch_hash(&q));
 	patch_free(&p);
 	patch_free(&q);
+
+	/* edsp and link lines: read, written back, in the hash (a link's
+	 * number is its place: another slot or order is another patch) */
+	const char *lk = "skel-patch 1\nbinary 00 buildid\n"
+			 "probe 10 10 20 before sword e7e7000000000003\n"
+			 "probe 10 10 20 before edsp\n"
+			 "link 1030 4000\nlink 1040 4008\n";
+	assert_int_equal(patch_parse(&p, lk, strlen(lk), err), 0);
+	assert_int_equal(p.probes[1].what, PATCH_EDSP);
+	assert_int_equal(p.nlinks, 2);
+	assert_int_equal(p.links[1].stub, 0x1040);
+	assert_int_equal(p.links[1].slot, 0x4008);
+	f = open_memstream(&buf, &len);
+	patch_write(f, &p);
+	fclose(f);
+	assert_true(strstr(buf, "probe 10 10 20 before edsp\nlink 1030 4000\nlink 1040 4008\n"));
+	assert_int_equal(patch_parse(&q, buf, len, err), 0);
+	free(buf);
+	assert_true(patch_hash(&p) == patch_hash(&q));
+	q.links[0].slot = 0x4010;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&q);
+	assert_int_equal(patch_parse(&q, lk, strlen(lk), err), 0);
+	q.probes[1].what = PATCH_DSP;	/* not skippable: another patch */
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&p);
+	patch_free(&q);
+	static const struct { const char *text, *msg; } badlk[] = {
+		{ "skel-patch 1\nbinary 00 buildid\nlink 10 4001\n",
+		  "line 3: GOT slot 4001 is not 8-byte aligned" },
+		{ "skel-patch 1\nbinary 00 buildid\nlink 10\n",
+		  "line 3: link wants: <stub> <got-slot>" },
+		{ "skel-patch 1\nlink 10 4000\n", "line 2: 'link' before the 'binary' line" },
+		{ "skel-patch 1\nbinary 00 buildid\nprobe 10 10 20 taken edsp\n",
+		  "line 3: an 'edsp' probe is 'before' its instruction" },
+	};
+	for (size_t i = 0; i < sizeof badlk / sizeof *badlk; i++) {
+		assert_int_equal(patch_parse(&p, badlk[i].text, strlen(badlk[i].text), err), -1);
+		assert_string_equal(err, badlk[i].msg);
+	}
 }
 
 /* A whole-process patch: sections split at each magic line, each parsed

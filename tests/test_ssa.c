@@ -3,6 +3,7 @@
  * C functions compiled with gcc at -O0 and -O2. */
 #include "tests/testutil.h"
 #include "ssa/ssa.h"
+#include "ivres/ivres.h"
 
 #include <unistd.h>
 
@@ -356,6 +357,7 @@ static const char access_asm[] = ASM_HEAD
 	"	mov ecx, dword ptr [rip + table]\n"
 	"	mov r8, qword ptr fs:[0x28]\n"
 	"	mov r9d, dword ptr [edi + esi*2 + 4]\n"
+	"	mov r10, qword ptr gs:[0x10]\n"
 	"	ret\n"
 	END("f_access")
 	".data\ntable: .long 1\n";
@@ -380,13 +382,63 @@ static void test_same_base_accesses_split_to_offsets(void **state)
 	const elf_section *sec = elf_section_at(&f->p.bin, (uint64_t)o1);
 	assert_non_null(sec);
 	assert_string_equal(sec->name, ".data");
-	/* fs: has a segment base the analysis cannot see */
-	assert_null(expr_of_access(c, 3, 0));
+	/* fs: the thread pointer, which the replay knows per thread (its
+	 * START chunk), plus the address */
+	assert_ptr_equal(expr_split_const(c, expr_of_access(c, 3, 0), &o1),
+			 expr_leaf(c, SSA_FSBASE));
+	assert_int_equal(o1, 0x28);
+	/* gs: a base the analysis cannot see, recorded */
+	assert_null(expr_of_access(c, 5, 0));
 	/* 32-bit addressing wraps at 4 GiB */
 	assert_true(f->r->insns[4].mem[0].addr32);
 	assert_ptr_equal(expr_of_access(c, 4, 0),
 			 expr_zext(c, expr_add(c, expr_add(c, entry(f, R_DI), expr_mul(c, entry(f, R_SI), 2)),
 					       expr_const(c, 4)), 32));
+	close_routine(f);
+}
+
+/* Two ways into a join with the same frame (one moves rsp and puts it
+ * back): the join's rsp φ is the entry rsp less 8, not a recorded value
+ * (ivres.c, resolve_sp_phis), so the access there needs no probe. */
+static const char spjoin_asm[] = ASM_HEAD
+	FUNC("f_spjoin")
+	"	push rbx\n"
+	"	test edi, edi\n"
+	"	je 1f\n"
+	"	sub rsp, 16\n"
+	"	mov qword ptr [rsp], rdi\n"
+	"	add rsp, 16\n"
+	"	jmp 2f\n"
+	"1:	mov qword ptr [rsp], rsi\n"
+	"2:	mov rax, qword ptr [rsp]\n"
+	"	pop rbx\n"
+	"	ret\n"
+	END("f_spjoin");
+
+static void test_rsp_phi_of_equal_frames_is_computed(void **state)
+{
+	(void)state;
+	fixture *f = open_routine(build("spjoin", ".s", spjoin_asm, NULL, "-O0"), "f_spjoin");
+	assert_op(f, 8, OP_MOV);
+	/* the SSA has a φ there: the two ways define rsp differently */
+	uint32_t phi = f->s.before[8][R_SP];
+	assert_int_equal(f->s.vals[phi].kind, V_PHI);
+	analysis a;
+	iv_analyze(&a, &f->p, f->r, 0);
+	bool seen = false;
+	for (uint32_t k = 0; k < a.nacc; k++) {
+		if (a.acc[k].insn != 8)
+			continue;
+		int64_t off;
+		assert_non_null(a.acc[k].addr);
+		assert_ptr_equal(expr_split_const(a.ec, a.acc[k].addr, &off), expr_leaf(a.ec, R_SP));
+		assert_int_equal(off, -8);
+		seen = true;
+	}
+	assert_true(seen);
+	for (uint32_t k = 0; k < a.nprobes; k++)
+		assert_false(a.probes[k].insn == 8 && a.probes[k].kind == PR_REG_BEFORE);
+	iv_free(&a);
 	close_routine(f);
 }
 
@@ -785,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_back_edge_to_entry_block),
 		cmocka_unit_test(test_widths_are_exact),
 		cmocka_unit_test(test_same_base_accesses_split_to_offsets),
+		cmocka_unit_test(test_rsp_phi_of_equal_frames_is_computed),
 		cmocka_unit_test(test_frame_accesses_relative_to_entry_rsp),
 		cmocka_unit_test(test_loop_load_based_on_header_phi),
 		cmocka_unit_test(test_hash_consing_makes_equal_sums_identical),

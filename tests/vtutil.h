@@ -63,7 +63,7 @@ static inline size_t vt_put_chunk(uint8_t *buf, size_t at, uint32_t type, uint32
 /* A thread's START chunk (start routine unknown). */
 static inline size_t vt_put_start(uint8_t *buf, size_t at, uint32_t thread)
 {
-	vt_thread_start s = { 0, 0, VT_NO_PARENT, VT_START_UNKNOWN };
+	vt_thread_start s = { 0, 0, VT_NO_PARENT, VT_START_UNKNOWN, 0 };
 	return vt_put_chunk(buf, at, VT_THREAD_START, thread, 0, &s, sizeof s);
 }
 #endif

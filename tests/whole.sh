@@ -66,6 +66,21 @@ grep -q "^check: not covered, its [1-9][0-9]* accesses not compared: .*libc.so.6
 	bad "check did not name libc as not covered, with its accesses: $(grep 'not covered' "$tmp/check.err")"
 echo "whole: $(grep '^check: [0-9]' "$tmp/check.err")"
 
+# linked PLT slots (format.h, patch_link): the program's calls into the
+# library enter its skeleton without entry words; the same accesses as
+# with them (SKEL_LINK=0), fewer values, and the check above was exact
+SKEL_VERBOSE=1 ./skel record "$tmp/whole.c" -o "$tmp/vl" -- "$tmp/prog" 300 >/dev/null 2>"$tmp/vl.err" ||
+	bad "record (verbose): $(tail -3 "$tmp/vl.err")"
+grep -q "object 0: [1-9][0-9]* of its [0-9]* PLT slots linked" "$tmp/vl.err" ||
+	bad "no PLT slot of the program linked: $(grep 'PLT slots' "$tmp/vl.err")"
+SKEL_LINK=0 ./skel record "$tmp/whole.c" -o "$tmp/vu" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "record SKEL_LINK=0"
+./skel replay "$tmp/whole.c" "$tmp/vu" --format count -o "$tmp/countu" 2>/dev/null || bad "replay SKEL_LINK=0"
+lv=$(sed -n 's/^thread 0: .* \([0-9]*\) values$/\1/p' "$tmp/count")
+uv=$(sed -n 's/^thread 0: .* \([0-9]*\) values$/\1/p' "$tmp/countu")
+grep -q "^total: $whole_n accesses" "$tmp/countu" || bad "SKEL_LINK=0: $(grep '^total' "$tmp/countu"), not $whole_n accesses"
+[ -n "$lv" ] && [ -n "$uv" ] && [ "$lv" -lt "$uv" ] || bad "linked calls record $lv values, unlinked $uv"
+echo "whole: values with linked PLT slots $lv, without $uv"
+
 # online: the same trace
 ./skel run "$tmp/whole.c" --format count -o "$tmp/countr" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "skel run"
 cmp -s "$tmp/count" "$tmp/countr" || bad "skel run's counts differ from record + replay"
