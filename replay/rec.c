@@ -788,8 +788,12 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 				if (!w || !w->quiet)
 					continue;
 				pay[1 + j] = patch_entry_word(w->word, o[b].index);
+				/* the loader protects the pages wholly inside
+				 * RELRO: its last page, shared with .data,
+				 * stays writable */
+				uint64_t pg = ~(uint64_t)(REC_PAGE - 1);
 				gw[rec_ngotw++] = (rec_gotw){ slot, w->quiet,
-							      slot >= q.lo && slot + 8 <= q.hi };
+							      slot >= (q.lo & pg) && slot + 8 <= (q.hi & pg) };
 				linked++;
 				break;
 			}

@@ -553,6 +553,7 @@ void rec_prestart_check_self(void);
 void rec_stray_seen(void);
 /* The START flags and link-time start of runtime address `start`. */
 uint64_t rec_thread_pointer(void);
+int rec_tp_check(rec_thread *t);
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);

@@ -439,13 +439,13 @@ static void rec_altstack(void)
 	rec_syscall3(SYS_sigaltstack, (long)&ss, 0, 0);
 }
 
-/* The thread pointer: fs:0 holds the fs base (the TCB's self pointer),
- * as the trampolines read it for fs-relative addresses. */
+/* The thread pointer, the fs base the processor adds (a raw system
+ * call: fs:0 holds it only where the thread block is glibc's). */
 uint64_t rec_thread_pointer(void)
 {
-	uint64_t tp;
-	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-	return tp;
+	unsigned long fs = 0;
+	rec_syscall3(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, (long)&fs, 0);
+	return fs;
 }
 
 void rec_start_of(vt_thread_start *ts, uint64_t start)
@@ -976,8 +976,10 @@ void rec_restore_mask(const sigset_t *old)
 
 /* By the owning thread: whether its thread pointer moved since its
  * stream opened (arch_prctl(ARCH_SET_FS), which no libc thread does);
- * the next flush then says so (TP_MOVED). */
-static int rec_tp_check(rec_thread *t)
+ * the next flush then says so (TP_MOVED).  Asked at the thread's own
+ * flushes and when it starts to exit (rec_exit_watch); a thread still
+ * running at the process's exit, flushed by another, is not asked. */
+int rec_tp_check(rec_thread *t)
 {
 	if (!t->tp_moved && rec_thread_pointer() != t->ts.fsbase)
 		t->tp_moved = 1;

@@ -381,6 +381,13 @@ size_t rec_section_links(uint32_t k, patch_link **out)
 		}
 		v[n++] = (patch_link){ stub, slot };
 	}
+	/* link k is the k-th line: none at all if any came before the
+	 * lines read (a hand-made patch), rather than renumbered ones */
+	for (const char *x = b; x && x < e; x = memchr(x, '\n', (size_t)(e - x)), x = x ? x + 1 : x)
+		if ((size_t)(e - x) >= 5 && !strncmp(x, "link", 4)) {
+			free(v);
+			return 0;
+		}
 	for (size_t i = 0; i < n / 2; i++) {
 		patch_link t = v[i];
 		v[i] = v[n - 1 - i];

@@ -111,6 +111,7 @@ int rec_exit_watch(rec_thread *t)
 	if (!t || t == &R.sink || t->ended || t->ctid || !R.active || rec_off() ||
 	    rec_getpid() != R.pid)
 		return 0;
+	rec_tp_check(t);	/* its close, by the reaper, says so */
 	int *ctid = NULL;
 	if (rec_syscall6(SYS_prctl, PR_GET_TID_ADDRESS, (long)&ctid, 0, 0, 0, 0) != 0 ||
 	    !ctid || !rec_reaper_running())

@@ -1500,6 +1500,10 @@ static void handler_run(stream *s)
 	memcpy(dslot, t->dslot, sizeof dslot);
 	memset(t->dslot, 0, sizeof dslot);
 	t->lastsp = 0;
+	/* a linked call's rsp not taken yet (a handler run before its
+	 * callee's first instruction) is the callee's, not the handler's */
+	uint64_t qsp = t->qsp;
+	t->qsp = 0;
 	t->depth++;
 	while ((end = handler_end(s, i)) == UINT64_MAX || words_read(s) < end)
 		sk_dispatch(t, sk_ctl(t));
@@ -1512,6 +1516,7 @@ static void handler_run(stream *s)
 			     "to the fault: where it leaves is not known");
 	t->depth--;
 	t->lastsp = lastsp;
+	t->qsp = qsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
 	t->crash_pc = crash_pc_in(s, t->mod);
 }

@@ -2836,6 +2836,59 @@ static void plt_taint(const binary *b, uint8_t *bad, uint64_t a)
 		bad[e - b->plts] = 1;
 }
 
+/* Ways into a stub the skeleton does not replay with sk_plt: code no
+ * routine holds (bytes the analysis did not reach, which may still run:
+ * a callback, a block after a call wrongly taken for noreturn), blocks
+ * the skeleton leaves out as unreachable.  Their calls would enter a
+ * linked callee quietly where the replay expects its entry word.  Every
+ * byte of the text is tried as a direct call or jump (rel32: e8, e9,
+ * 0f 8x; rel8: eb, 7x, e3) to a stub; one that is not a call or tail
+ * jump of a reachable block taints it (a few bytes of data or of other
+ * instructions that only look like one cost a link, nothing else). */
+static void plt_taint_unmodeled(gen *g, uint8_t *bad)
+{
+	const program *p = g->p;
+	const binary *b = &p->bin;
+	addrmap handled = { 0 };
+	for (uint32_t k = 0; k < p->nroutines; k++) {
+		const routine *r = &p->routines[k];
+		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
+			const block *bl = &r->blocks[bi];
+			const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+			if (!bl->ninsn || !reachable(r, bi) || !elf_plt_at(b, last->target))
+				continue;
+			if ((last->flow == FLOW_CALL && !(bl->flags & BLK_SETJMP)) ||
+			    (last->flow == FLOW_JUMP && (bl->flags & BLK_TAILCALL)))
+				addrmap_put(&handled, last->addr, 1);
+		}
+	}
+	uint32_t one;
+	for (size_t s = 0; s < b->nsections; s++) {
+		const elf_section *sec = &b->sections[s];
+		if (!sec->exec || !sec->data || !strncmp(sec->name, ".plt", 4))
+			continue;
+		for (uint64_t o = 0; o < sec->size; o++) {
+			const uint8_t *c = sec->data + o;
+			uint64_t left = sec->size - o, at = sec->addr + o, to = 0;
+			int32_t d;
+			if ((c[0] == 0xe8 || c[0] == 0xe9) && left >= 5) {
+				memcpy(&d, c + 1, 4);
+				to = at + 5 + (uint64_t)(int64_t)d;
+			} else if (c[0] == 0x0f && left >= 6 && (c[1] & 0xf0) == 0x80) {
+				memcpy(&d, c + 2, 4);
+				to = at + 6 + (uint64_t)(int64_t)d;
+			} else if ((c[0] == 0xeb || (c[0] & 0xf0) == 0x70 || c[0] == 0xe3) &&
+				   left >= 2) {
+				to = at + 2 + (uint64_t)(int64_t)(int8_t)c[1];
+			}
+			const elf_plt *e = to ? elf_plt_at(b, to) : NULL;
+			if (e && !addrmap_get(&handled, at, &one))
+				bad[e - b->plts] = 1;
+		}
+	}
+	addrmap_free(&handled);
+}
+
 /* The PLT stubs whose calls may enter their callee quietly (patch_link):
  * slots only stubs read, stubs the skeleton leaves to only by sk_plt
  * (direct calls and tail jumps), whose address no code or data takes as
@@ -2884,6 +2937,7 @@ static void find_links(gen *g)
 				plt_taint(b, bad, last->target);
 		}
 	}
+	plt_taint_unmodeled(g, bad);
 	for (size_t i = 0; i < b->nplts; i++) {
 		const elf_plt *e = &b->plts[i];
 		if (bad[i] || !e->jmprel || link_refused(e->name))
