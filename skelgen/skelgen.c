@@ -2912,12 +2912,12 @@ static void find_links(gen *g)
 			plt_taint(b, bad, v);
 		}
 	}
+	/* direct jumps other than tail calls, conditional ones, setjmp's
+	 * calls: plt_taint_unmodeled, with the bytes outside the routines */
 	for (uint32_t k = 0; k < p->nroutines; k++) {
 		const routine *r = &p->routines[k];
 		for (uint32_t i = 0; i < r->ninsn; i++) {
 			const insn *in = &r->insns[i];
-			if (in->flow == FLOW_CJUMP)
-				plt_taint(b, bad, in->target);
 			if (in->flow == FLOW_JUMP || in->flow == FLOW_CJUMP || in->flow == FLOW_CALL)
 				continue;
 			for (unsigned o = 0; o < in->nopd; o++)
@@ -2927,15 +2927,9 @@ static void find_links(gen *g)
 				if (in->mem[m].flags & MEM_RIPREL)
 					plt_taint(b, bad, (uint64_t)in->mem[m].disp);
 		}
-		for (uint32_t bi = 0; bi < r->nblocks; bi++) {
-			const block *bl = &r->blocks[bi];
-			const insn *last = &r->insns[bl->first + bl->ninsn - 1];
-			for (uint32_t t = 0; t < bl->ntails; t++)
-				plt_taint(b, bad, bl->tails[t]);
-			if ((last->flow == FLOW_JUMP && !(bl->flags & BLK_TAILCALL)) ||
-			    (bl->flags & BLK_SETJMP))
-				plt_taint(b, bad, last->target);
-		}
+		for (uint32_t bi = 0; bi < r->nblocks; bi++)	/* jump tables' */
+			for (uint32_t t = 0; t < r->blocks[bi].ntails; t++)
+				plt_taint(b, bad, r->blocks[bi].tails[t]);
 	}
 	plt_taint_unmodeled(g, bad);
 	for (size_t i = 0; i < b->nplts; i++) {
