@@ -551,6 +551,8 @@ typedef struct stream {
 	struct vt_unz *zin;     /* online: its ZVALUES' decompressor */
 	uint64_t *unpacked;     /* offline: cur's words (seg_unpack) */
 	size_t unpacked_cap;
+	uint64_t *pf_buf;       /* offline: the next one's (pf_ask) */
+	size_t pf_cap;
 	/* --symbolize: its HEAP events (under mu when online), the next
 	 * one to pass, and its view of the objects */
 	vt_heap_event *hev;
@@ -1221,13 +1223,141 @@ static void seg_free(seg *g)
 	free(g);
 }
 
+/* Offline, the next segment's words are unpacked (and decompressed) on
+ * another processor while the skeleton replays the current one: one
+ * request at a time, as offline streams replay one after another.  The
+ * worker writes only into the requesting stream's pf_buf; the stream
+ * takes the words by swapping that buffer with its own (seg_unpack).
+ * A stream's runs, zstd's window included, are unpacked in order either
+ * way: the skeleton's thread unpacks only while no request is in flight. */
+#define PF_MIN_WORDS 4096	/* smaller runs: not worth the hand-over */
+#define PF_SPIN 20000		/* pauses (~1 ms) before a wait sleeps */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started, off;
+	int state;		/* 0 idle, 1 asked, 2 done */
+	int rc;
+	const stream *owner;
+	const struct vt_run *run;
+	uint64_t *buf;
+} pf = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, 0, 0,
+	 NULL, NULL, NULL };
+
+static void pf_spin(void)
+{
+	for (int i = 0; i < PF_SPIN && __atomic_load_n(&pf.state, __ATOMIC_ACQUIRE) != 1; i++)
+		__builtin_ia32_pause();
+}
+
+static void *pf_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&pf.mu);
+	for (;;) {
+		/* the next request comes within a segment's replay: spin a
+		 * while before sleeping (a wake-up costs more than a run) */
+		pthread_mutex_unlock(&pf.mu);
+		pf_spin();
+		pthread_mutex_lock(&pf.mu);
+		while (pf.state != 1)
+			pthread_cond_wait(&pf.cv, &pf.mu);
+		const struct vt_run *r = pf.run;
+		uint64_t *buf = pf.buf;
+		pthread_mutex_unlock(&pf.mu);
+		int rc = vt_run_words(r, buf);
+		pthread_mutex_lock(&pf.mu);
+		pf.rc = rc;
+		__atomic_store_n(&pf.state, 2, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&pf.cv);
+	}
+	return NULL;
+}
+
+/* Waits for the request in flight, if any: its words stay for
+ * pf_take when they are s's (s NULL: dropped whoever's). */
+static void pf_settle(const stream *s)
+{
+	pthread_mutex_lock(&pf.mu);
+	while (pf.state == 1)
+		pthread_cond_wait(&pf.cv, &pf.mu);
+	if (!s || pf.owner != s)
+		pf.state = 0;
+	pthread_mutex_unlock(&pf.mu);
+}
+
+/* The words of run r when the worker has them for s: 1 (pf_buf holds
+ * them), else 0 (the request, if any, is dropped). */
+static int pf_take(const stream *s, const struct vt_run *r)
+{
+	if (!pf.started)
+		return 0;
+	for (int i = 0; i < PF_SPIN && __atomic_load_n(&pf.state, __ATOMIC_ACQUIRE) == 1; i++)
+		__builtin_ia32_pause();
+	pthread_mutex_lock(&pf.mu);
+	while (pf.state == 1)
+		pthread_cond_wait(&pf.cv, &pf.mu);
+	int got = pf.state == 2 && pf.owner == s && pf.run == r && pf.rc == 0;
+	pf.state = 0;
+	pthread_mutex_unlock(&pf.mu);
+	return got;
+}
+
+/* After s took a segment: its next one's words asked for. */
+static void pf_ask(stream *s)
+{
+	const seg *n = s->qh;
+	if (online || pf.off || !n || !n->run || n->run->n < PF_MIN_WORDS || n->hand)
+		return;
+	if (!pf.started) {
+		const char *e = getenv("SKEL_PREFETCH");
+		pthread_t th;
+		if ((e && !strcmp(e, "0")) || pthread_create(&th, NULL, pf_main, NULL)) {
+			pf.off = true;
+			return;
+		}
+		pthread_detach(th);
+		pf.started = true;
+	}
+	if (n->run->n > s->pf_cap) {
+		free(s->pf_buf);
+		s->pf_cap = n->run->n;
+		s->pf_buf = malloc((n->run->n + VT_UNPACK_SLACK) * 8);
+		if (!s->pf_buf) {
+			s->pf_cap = 0;
+			return;
+		}
+	}
+	pthread_mutex_lock(&pf.mu);
+	pf.owner = s;
+	pf.run = n->run;
+	pf.buf = s->pf_buf;
+	__atomic_store_n(&pf.state, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&pf.cv);
+	pthread_mutex_unlock(&pf.mu);
+}
+
 /* Offline, g's words unpacked into s->unpacked, which held the previous
- * segment's (replayed).  A payload that does not unpack (the chunk's
- * check passed: a recorder's bug, or a forged file) stops the replay. */
+ * segment's (replayed), or taken from the worker (above).  A payload
+ * that does not unpack (the chunk's check passed: a recorder's bug, or
+ * a forged file) stops the replay. */
 static void seg_unpack(stream *s, seg *g)
 {
 	if (!g->run)
 		return;
+	if (pf_take(s, g->run)) {
+		uint64_t *b = s->unpacked;
+		size_t c = s->unpacked_cap;
+		s->unpacked = s->pf_buf;
+		s->unpacked_cap = s->pf_cap;
+		s->pf_buf = b;
+		s->pf_cap = c;
+		g->w = s->unpacked;
+		return;
+	}
 	if (g->run->n > s->unpacked_cap) {
 		free(s->unpacked);
 		s->unpacked_cap = g->run->n;
@@ -1344,6 +1474,7 @@ static int refill(stream *s)
 	s->cur = g;
 	s->t.w = g->w;
 	s->t.end = g->w + g->n;
+	pf_ask(s);
 	if (s->quiet && s->base >= s->quiet && !s->fork_in_skel)
 		fork_passed(s);	/* else quiet on to the system call (sk_fork_done) */
 	__atomic_store_n(&s->seg_base, s->base, __ATOMIC_RELAXED);
@@ -2479,7 +2610,9 @@ static void stream_free(stream *s)
 	sim_thread_free(&s->sth);
 	lp_free(&s->lp);
 	hset_free(&s->chunks);
+	pf_settle(NULL);
 	free(s->unpacked);
+	free(s->pf_buf);
 	vt_unz_free(s->zin);
 	free(s->buf);
 	free(s);
@@ -3155,10 +3288,12 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		seg_unpack(s, s->cur);
 		s->t.w = s->t.begin = s->seg_w = s->cur->w;
 		s->t.end = s->cur->w + s->cur->n;
+		pf_ask(s);
 		fflush(out);
 		sink_begin(s);
 		start_job(s);
 		join_with_progress(s, quiet);
+		pf_settle(NULL);
 		if (s->how == 2)
 			rc = 3;
 		if (s->t.await_fork || s->quiet) {
