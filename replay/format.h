@@ -222,6 +222,17 @@ typedef struct patch_link {
 	uint64_t stub, slot;
 } patch_link;
 
+/* A `qret` line: the call whose return site is `ret` goes through link
+ * number `link`, and the skeleton reads the RETURNED word recorded at
+ * `ret` (its first probe, a `word`/`sword`) only when that link does not
+ * return quietly: the recorder, linking the slot to a `closed` routine,
+ * may point the site at a copy of its trampoline without that word, and
+ * says so in the link's LINKS word (VT_LINK_QRET). */
+typedef struct patch_qret {
+	uint64_t ret;
+	uint32_t link, pad;
+} patch_qret;
+
 typedef struct patch {
 	uint32_t version;
 	uint32_t id_kind;	/* SKEL_ID_BUILDID or SKEL_ID_HASH */
@@ -234,6 +245,14 @@ typedef struct patch {
 	size_t nenters, capenters;
 	patch_link *links;	/* in file order, after the enters */
 	size_t nlinks, caplinks;
+	patch_qret *qrets;	/* after the links */
+	size_t nqrets, capqrets;
+	/* `closed` lines, after the qrets: routine entries (link-time) whose
+	 * skeleton returns to its caller only by its own ret (no tail jump
+	 * out of the object nor indirect one): a linked call to one needs
+	 * no RETURNED word at its return site */
+	uint64_t *closed;
+	size_t nclosed, capclosed;
 } patch;
 
 /* Parses patch text.  On failure `p` is left empty and err says which line
@@ -253,6 +272,11 @@ int patch_set_id(patch *p, const char *hex, uint32_t kind,
 int patch_add_probe(patch *p, const patch_probe *probe);
 int patch_add_enter(patch *p, const patch_enter *en);
 int patch_add_link(patch *p, const patch_link *ln);
+/* Room for one more of n elements of `size` bytes in *v (capacity *cap,
+ * doubled when full): 0, or -1 out of memory. */
+int patch_room(void **v, size_t n, size_t *cap, size_t size);
+int patch_add_qret(patch *p, const patch_qret *q);
+int patch_add_closed(patch *p, uint64_t entry);
 void patch_free(patch *p);
 
 /* A whole-process patch: the patches of several objects one after the
@@ -264,6 +288,9 @@ void patch_free(patch *p);
  * knows which object's skeleton to enter.  A text with one section is an
  * ordinary patch. */
 #define PATCH_MAX_OBJECTS 256
+/* in a LINKS word (bit 31 of the routine number): the link's calls
+ * listed by qret lines return quietly (patch_qret) */
+#define VT_LINK_QRET (1ull << 31)
 #define PATCH_ENTRY_TOP 0xe7e7000000000000ull	/* = SK_ENTRY_BASE */
 #define PATCH_ENTRY_MASK 0xffff000000000000ull
 static inline uint64_t patch_entry_word(uint64_t w, uint32_t object)
@@ -603,7 +630,9 @@ enum vt_chunk_type {
 				 * (thread 0, after OBJECTS): the object's
 				 * patch_link slots the recorder linked,
 				 * word[k] the entry word of link k's callee
-				 * (object bits included), 0: not linked */
+				 * (object bits included), 0: not linked;
+				 * with VT_LINK_QRET, link k's qret return
+				 * sites record no RETURNED word */
 	VT_TP_MOVED = 16,	/* payload: vt_time, ns = the new thread
 				 * pointer: the thread's fs base moved
 				 * (arch_prctl) before its `word`-th word;

@@ -57,7 +57,7 @@ static int patch_hex(const char *s, uint64_t *v)
 }
 
 /* Room for one more of n elements of `size` bytes in *v. */
-static int patch_room(void **v, size_t n, size_t *cap, size_t size)
+int patch_room(void **v, size_t n, size_t *cap, size_t size)
 {
 	if (n < *cap)
 		return 0;
@@ -91,6 +91,22 @@ int patch_add_link(patch *p, const patch_link *ln)
 	if (patch_room((void **)&p->links, p->nlinks, &p->caplinks, sizeof *ln))
 		return -1;
 	p->links[p->nlinks++] = *ln;
+	return 0;
+}
+
+int patch_add_qret(patch *p, const patch_qret *q)
+{
+	if (patch_room((void **)&p->qrets, p->nqrets, &p->capqrets, sizeof *q))
+		return -1;
+	p->qrets[p->nqrets++] = *q;
+	return 0;
+}
+
+int patch_add_closed(patch *p, uint64_t entry)
+{
+	if (patch_room((void **)&p->closed, p->nclosed, &p->capclosed, sizeof entry))
+		return -1;
+	p->closed[p->nclosed++] = entry;
 	return 0;
 }
 
@@ -326,6 +342,35 @@ static int patch_line(patch *p, char *s, unsigned line, int *state,
 			return patch_fail(err, line, "out of memory");
 		return 0;
 	}
+	if (strcmp(w[0], "qret") == 0) {
+		patch_qret q = { 0, 0, 0 };
+		uint64_t k;
+		if (*state != 2)
+			return patch_fail(err, line, "'qret' before the 'binary' line");
+		if (n != 3)
+			return patch_fail(err, line, "qret wants: <return-site> <link-number>");
+		if (patch_hex(w[1], &q.ret) || patch_hex(w[2], &k))
+			return patch_fail(err, line, "bad hex number");
+		if (k >= p->nlinks)
+			return patch_fail(err, line, "qret names link %" PRIx64 " of %zu", k,
+					  p->nlinks);
+		q.link = (uint32_t)k;
+		if (patch_add_qret(p, &q))
+			return patch_fail(err, line, "out of memory");
+		return 0;
+	}
+	if (strcmp(w[0], "closed") == 0) {
+		uint64_t e;
+		if (*state != 2)
+			return patch_fail(err, line, "'closed' before the 'binary' line");
+		if (n != 2)
+			return patch_fail(err, line, "closed wants: <routine-entry>");
+		if (patch_hex(w[1], &e))
+			return patch_fail(err, line, "bad hex address");
+		if (patch_add_closed(p, e))
+			return patch_fail(err, line, "out of memory");
+		return 0;
+	}
 	return patch_fail(err, line, "unknown directive '%s'", w[0]);
 }
 
@@ -549,6 +594,10 @@ int patch_write(FILE *f, const patch *p)
 			p->enters[i].pred_end);
 	for (size_t i = 0; i < p->nlinks; i++)
 		fprintf(f, "link %" PRIx64 " %" PRIx64 "\n", p->links[i].stub, p->links[i].slot);
+	for (size_t i = 0; i < p->nqrets; i++)
+		fprintf(f, "qret %" PRIx64 " %x\n", p->qrets[i].ret, p->qrets[i].link);
+	for (size_t i = 0; i < p->nclosed; i++)
+		fprintf(f, "closed %" PRIx64 "\n", p->closed[i]);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -617,6 +666,16 @@ uint64_t patch_hash(const patch *p)
 			h = hash_u64(h, p->links[i].slot);
 		}
 	}
+	if (p->nqrets || p->nclosed) {	/* likewise */
+		h = hash_u64(h, p->nqrets | 1ull << 62);
+		for (size_t i = 0; i < p->nqrets; i++) {
+			h = hash_u64(h, p->qrets[i].ret);
+			h = hash_u64(h, p->qrets[i].link);
+		}
+		h = hash_u64(h, p->nclosed);
+		for (size_t i = 0; i < p->nclosed; i++)
+			h = hash_u64(h, p->closed[i]);
+	}
 	return h;
 }
 
@@ -625,5 +684,7 @@ void patch_free(patch *p)
 	free(p->probes);
 	free(p->enters);
 	free(p->links);
+	free(p->qrets);
+	free(p->closed);
 	memset(p, 0, sizeof *p);
 }

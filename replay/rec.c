@@ -706,16 +706,12 @@ typedef struct rec_gotw {
 static rec_gotw *rec_gotws;
 static size_t rec_ngotw;
 
-static int rec_write_cmp(const void *a, const void *b)
+/* pd's site starting at pc: a binary search of its sorted part, then
+ * the few sites after it (no sort: under skel check's lackey, sorting
+ * libc's 58,000 sites was a quarter of the recorder's start-up). */
+static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
 {
-	const rec_write *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* pd's site starting at pc (pd->w sorted by start). */
-static const rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
-{
-	size_t lo = 0, hi = pd->nw;
+	size_t lo = 0, hi = pd->nsorted;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (pd->w[mid].start < pc)
@@ -723,7 +719,61 @@ static const rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
 		else
 			hi = mid;
 	}
-	return lo < pd->nw && pd->w[lo].start == pc ? &pd->w[lo] : NULL;
+	if (lo < pd->nsorted && pd->w[lo].start == pc)
+		return &pd->w[lo];
+	for (size_t i = pd->nsorted; i < pd->nw; i++)
+		if (pd->w[i].start == pc)
+			return &pd->w[i];
+	return NULL;
+}
+
+/* x in v[0..n), sorted (rec_links_plan sorts the closed lines). */
+static int rec_u64_has(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == x;
+}
+
+static int rec_u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Link j of object o (its tail t, its sites pd) entering routine `entry`
+ * (link-time) of the object whose tail is ct: when that routine is
+ * closed and each of the link's qret return sites has its quiet copy,
+ * those sites go there (1), else nothing changes (0). */
+static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t, uint32_t j,
+			 const rec_tail *ct, uint64_t entry)
+{
+	if (!rec_u64_has(ct->closed, ct->nclosed, entry))
+		return 0;
+	size_t nq = 0;
+	for (size_t i = 0; i < t->nqrets; i++) {
+		if (t->qrets[i].link != j)
+			continue;
+		const rec_write *w = rec_write_at(pd, t->qrets[i].ret + o->img.bias);
+		if (!w || !w->quiet || w->word != PATCH_CTL_BASE || w->int3)
+			return 0;
+		nq++;
+	}
+	if (!nq)
+		return 0;
+	for (size_t i = 0; i < t->nqrets; i++) {
+		if (t->qrets[i].link != j)
+			continue;
+		rec_write *w = rec_write_at(pd, t->qrets[i].ret + o->img.bias);
+		w->tramp = w->quiet;
+	}
+	return 1;
 }
 
 typedef struct rec_relro_q {
@@ -750,22 +800,37 @@ static int rec_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * routine's entry with a quiet copy; the slot then goes there, and a
  * LINKS chunk tells the replay.  A slot still lazy (its own PLT), or
  * holding anything else (an interposed malloc, an object without a
- * skeleton), stays as it is: its calls record their entry words. */
+ * skeleton), stays as it is: its calls record their entry words.  When
+ * that routine is `closed` (returns only to its caller) and every qret
+ * return site of the link has a quiet copy, those sites go to their
+ * copies (rec_text_write writes them so) and the link's LINKS word says
+ * VT_LINK_QRET: its calls record no word at all. */
 static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	const char *off = getenv("SKEL_LINK");
 	if (off && !strcmp(off, "0"))
 		return;
-	for (uint32_t b = 0; b < n; b++) {	/* their order is not needed since */
+	const char *qoff = getenv("SKEL_QRET");
+	int qret = !(qoff && !strcmp(qoff, "0"));
+	for (uint32_t b = 0; b < n; b++) {
 		size_t k = 1;
 		while (k < pd[b].nw && pd[b].w[k - 1].start <= pd[b].w[k].start)
 			k++;
-		if (k < pd[b].nw)
-			qsort(pd[b].w, pd[b].nw, sizeof *pd[b].w, rec_write_cmp);
+		pd[b].nsorted = pd[b].nw ? k : 0;
+	}
+	rec_tail *tl = calloc(n ? n : 1, sizeof *tl);
+	if (!tl)
+		rec_die("out of memory");
+	for (uint32_t a = 0; a < n; a++) {
+		rec_section_tail(o[a].index, &tl[a]);
+		size_t k = 1;	/* skel gen writes them in order */
+		while (k < tl[a].nclosed && tl[a].closed[k - 1] <= tl[a].closed[k])
+			k++;
+		if (k < tl[a].nclosed)
+			qsort(tl[a].closed, tl[a].nclosed, sizeof *tl[a].closed, rec_u64_order);
 	}
 	for (uint32_t a = 0; a < n; a++) {
-		patch_link *lk;
-		size_t nl = rec_section_links(o[a].index, &lk);
+		size_t nl = tl[a].nlinks;
 		if (!nl)
 			continue;
 		rec_relro_q q = { o[a].img.phdr, 0, 0 };
@@ -776,16 +841,16 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 			rec_die("out of memory");
 		rec_gotws = gw;
 		pay[0] = o[a].index | (uint64_t)nl << 32;
-		size_t linked = 0;
+		size_t linked = 0, quiet = 0;
 		for (size_t j = 0; j < nl; j++) {
-			uint64_t slot = lk[j].slot + o[a].img.bias, to;
+			uint64_t slot = tl[a].links[j].slot + o[a].img.bias, to;
 			if (slot < o[a].img.lo || slot + 8 > o[a].img.hi)
 				continue;
 			memcpy(&to, (const void *)slot, 8);
 			for (uint32_t b = 0; b < n; b++) {
 				const rec_write *w = to >= o[b].img.lo && to < o[b].img.hi ?
 						     rec_write_at(&pd[b], to) : NULL;
-				if (!w || !w->quiet)
+				if (!w || !w->quiet || (w->word & PATCH_ENTRY_MASK) != PATCH_ENTRY_TOP)
 					continue;
 				pay[1 + j] = patch_entry_word(w->word, o[b].index);
 				/* the loader protects the pages wholly inside
@@ -795,16 +860,25 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 				gw[rec_ngotw++] = (rec_gotw){ slot, w->quiet,
 							      slot >= (q.lo & pg) && slot + 8 <= (q.hi & pg) };
 				linked++;
+				if (qret && rec_qret_link(&o[a], &pd[a], &tl[a], (uint32_t)j,
+							  &tl[b], w->start - o[b].img.bias)) {
+					pay[1 + j] |= VT_LINK_QRET;
+					quiet++;
+				}
 				break;
 			}
 		}
 		if (linked)
 			rec_chunk(VT_LINKS, 0, pay, 8 * (nl + 1));
 		if (R.verbose)
-			rec_say("object %u: %zu of its %zu PLT slots linked", o[a].index, linked, nl);
+			rec_say("object %u: %zu of its %zu PLT slots linked, %zu of them returning "
+				"quietly (%zu sites, %zu of them out of order)", o[a].index, linked,
+				nl, quiet, pd[a].nw, pd[a].nw - pd[a].nsorted);
 		free(pay);
-		free(lk);
 	}
+	for (uint32_t a = 0; a < n; a++)
+		rec_tail_free(&tl[a]);
+	free(tl);
 }
 
 /* The GOT writes rec_links_plan decided; raw system calls only. */

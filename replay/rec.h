@@ -469,6 +469,8 @@ typedef struct rec_pending {
 	size_t nmap;
 	rec_write *w;
 	size_t nw;
+	size_t nsorted;		/* w[0..nsorted) in order of start (the
+				   sites planned late follow: rec_write_at) */
 	uint64_t hook_at;	/* the replaced routine's entry (format.h:
 				   SKEL_REPLACED_ROUTINE) in this object */
 	uint64_t hook_stub;	/* the jump from there to the recorder's */
@@ -487,7 +489,16 @@ typedef struct rec_int3_list {
 int rec_set_load(const char *path, char err[FMT_ERR_LEN]);
 /* Section k with its probes (parsed now if the index stood in for it). */
 const patch *rec_section_probes(uint32_t k);
-size_t rec_section_links(uint32_t k, patch_link **out);
+typedef struct rec_tail {
+	patch_link *links;
+	size_t nlinks;
+	patch_qret *qrets;
+	size_t nqrets;
+	uint64_t *closed;
+	size_t nclosed;
+} rec_tail;
+size_t rec_section_tail(uint32_t k, rec_tail *t);
+void rec_tail_free(rec_tail *t);
 /* Plans are kept (SKEL_PLAN_CACHE=0 turns the cache off). */
 int rec_cache_on(void);
 /* Object R.cur from its plan file: trampolines mapped and written, the

@@ -38,8 +38,9 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 4	/* 3: probes store whole words (vt_pack);
-				 * 4: sites' quiet entries (patch_link) */
+#define REC_CACHE_VERSION 5	/* 3: probes store whole words (vt_pack);
+				 * 4: sites' quiet entries (patch_link);
+				 * 5: return sites' quiet copies (patch_qret) */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -338,22 +339,73 @@ const patch *rec_section_probes(uint32_t k)
 	return p;
 }
 
-/* Section k's links (format.h, patch_link), in file order, malloc'd: its
- * parsed patch's, or read from the `link` lines that end its text (an
- * index-read set parses no section it does not need to). */
-size_t rec_section_links(uint32_t k, patch_link **out)
+/* Up to two blank-separated hex numbers (no 0x) ending a line: how many
+ * (-1: anything else).  sscanf cost thousands of instructions a line,
+ * which skel check's lackey logs one by one. */
+static int rec_hex2(const char *s, unsigned long long *a, unsigned long long *b)
 {
-	*out = NULL;
+	unsigned long long *v[2] = { a, b };
+	int n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\n' || !*s)
+			return n;
+		if (n == 2)
+			return -1;
+		unsigned long long x = 0;
+		int d = 0;
+		for (;; s++, d++) {
+			int c = *s, k = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+				c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+			if (k < 0)
+				break;
+			if (d == 16)
+				return -1;
+			x = x << 4 | (unsigned)k;
+		}
+		if (!d || (*s != ' ' && *s != '\t' && *s != '\n' && *s))
+			return -1;
+		*v[n++] = x;
+	}
+}
+
+static void rec_reverse(void *v, size_t n, size_t size)
+{
+	uint8_t *b = v, t[16];
+	for (size_t i = 0; i < n / 2; i++) {
+		memcpy(t, b + i * size, size);
+		memcpy(b + i * size, b + (n - 1 - i) * size, size);
+		memcpy(b + (n - 1 - i) * size, t, size);
+	}
+}
+
+/* Section k's links (format.h, patch_link), qret and closed lines, in
+ * file order, malloc'd: its parsed patch's, or read from the lines that
+ * end its text (an index-read set parses no section it does not need
+ * to).  None at all (0) rather than renumbered links when a `link`
+ * line comes before the lines read (a hand-made patch). */
+size_t rec_section_tail(uint32_t k, rec_tail *t)
+{
+	memset(t, 0, sizeof *t);
 	if (rec_parsed[k] || !rec_text) {
 		const patch *p = &R.set.obj[k];
-		if (!p->nlinks || !(*out = malloc(p->nlinks * sizeof **out)))
+		t->links = malloc((p->nlinks ? p->nlinks : 1) * sizeof *t->links);
+		t->qrets = malloc((p->nqrets ? p->nqrets : 1) * sizeof *t->qrets);
+		t->closed = malloc((p->nclosed ? p->nclosed : 1) * sizeof *t->closed);
+		if (!t->links || !t->qrets || !t->closed) {
+			rec_tail_free(t);
 			return 0;
-		memcpy(*out, p->links, p->nlinks * sizeof **out);
-		return p->nlinks;
+		}
+		memcpy(t->links, p->links, p->nlinks * sizeof *t->links);
+		memcpy(t->qrets, p->qrets, p->nqrets * sizeof *t->qrets);
+		memcpy(t->closed, p->closed, p->nclosed * sizeof *t->closed);
+		t->nqrets = p->nqrets;
+		t->nclosed = p->nclosed;
+		return t->nlinks = p->nlinks;
 	}
 	const char *b = rec_text + rec_sec[k].off, *e = b + rec_sec[k].len;
-	size_t n = 0, cap = 0;
-	patch_link *v = NULL;
+	size_t capl = 0, capq = 0, capc = 0;
 	while (e > b) {
 		const char *ls = e - 1;
 		while (ls > b && ls[-1] != '\n')
@@ -363,38 +415,56 @@ size_t rec_section_links(uint32_t k, patch_link **out)
 		if (len <= 1)
 			continue;
 		char line[96];
-		if (len >= sizeof line || strncmp(ls, "link ", 5))
+		if (len >= sizeof line)
 			break;
 		memcpy(line, ls, len);
 		line[len] = 0;
-		unsigned long long stub, slot;
-		if (sscanf(line, "link %llx %llx", &stub, &slot) != 2)
+		unsigned long long a, c;
+		int bad;
+		if (!strncmp(line, "link ", 5) && rec_hex2(line + 5, &a, &c) == 2) {
+			bad = patch_room((void **)&t->links, t->nlinks, &capl, sizeof *t->links);
+			if (!bad)
+				t->links[t->nlinks++] = (patch_link){ a, c };
+		} else if (!strncmp(line, "qret ", 5) && !t->nlinks &&
+			   rec_hex2(line + 5, &a, &c) == 2 && c < UINT32_MAX) {
+			bad = patch_room((void **)&t->qrets, t->nqrets, &capq, sizeof *t->qrets);
+			if (!bad)
+				t->qrets[t->nqrets++] = (patch_qret){ a, (uint32_t)c, 0 };
+		} else if (!strncmp(line, "closed ", 7) && !t->nlinks && !t->nqrets &&
+			   rec_hex2(line + 7, &a, &c) == 1) {
+			bad = patch_room((void **)&t->closed, t->nclosed, &capc, sizeof *t->closed);
+			if (!bad)
+				t->closed[t->nclosed++] = a;
+		} else {
 			break;
-		if (n == cap) {	/* none rather than some: link k is the k-th */
-			cap = cap ? 2 * cap : 64;
-			patch_link *g = realloc(v, cap * sizeof *v);
-			if (!g) {
-				free(v);
-				return 0;
-			}
-			v = g;
 		}
-		v[n++] = (patch_link){ stub, slot };
-	}
-	/* link k is the k-th line: none at all if any came before the
-	 * lines read (a hand-made patch), rather than renumbered ones */
-	for (const char *x = b; x && x < e; x = memchr(x, '\n', (size_t)(e - x)), x = x ? x + 1 : x)
-		if ((size_t)(e - x) >= 5 && !strncmp(x, "link", 4)) {
-			free(v);
+		if (bad) {
+			rec_tail_free(t);
 			return 0;
 		}
-	for (size_t i = 0; i < n / 2; i++) {
-		patch_link t = v[i];
-		v[i] = v[n - 1 - i];
-		v[n - 1 - i] = t;
 	}
-	*out = v;
-	return n;
+	for (const char *x = b; x && x < e; x = memchr(x, '\n', (size_t)(e - x)), x = x ? x + 1 : x)
+		if ((size_t)(e - x) >= 5 && !strncmp(x, "link", 4)) {
+			rec_tail_free(t);
+			return 0;
+		}
+	for (size_t i = 0; i < t->nqrets; i++)	/* a link number it does not have */
+		if (t->qrets[i].link >= t->nlinks) {
+			rec_tail_free(t);
+			return 0;
+		}
+	rec_reverse(t->links, t->nlinks, sizeof *t->links);
+	rec_reverse(t->qrets, t->nqrets, sizeof *t->qrets);
+	rec_reverse(t->closed, t->nclosed, sizeof *t->closed);
+	return t->nlinks;
+}
+
+void rec_tail_free(rec_tail *t)
+{
+	free(t->links);
+	free(t->qrets);
+	free(t->closed);
+	memset(t, 0, sizeof *t);
 }
 
 /* ----------------------------------------------------------------- plans */

@@ -972,18 +972,60 @@ static int rec_quiet_of(const rec_probe *pv, const rec_site *st, size_t *q0, siz
 	return 1;
 }
 
+/* The return sites of the object's qret lines (patch_qret), link-time,
+ * sorted; malloc'd. */
+static uint64_t *rec_qret_sites(const patch *pt, size_t *n)
+{
+	*n = 0;
+	if (!pt || !pt->nqrets)
+		return NULL;
+	uint64_t *v = malloc(pt->nqrets * sizeof *v);
+	if (!v)
+		rec_die("out of memory");
+	for (size_t k = 0; k < pt->nqrets; k++)
+		v[k] = pt->qrets[k].ret;
+	qsort(v, pt->nqrets, sizeof *v, rec_u64_cmp);
+	*n = pt->nqrets;
+	return v;
+}
+
+/* Whether site st is a qret line's return site (qs: rec_qret_sites)
+ * whose first probe is the RETURNED word: its index in the site's
+ * probes.  Its quiet copy leaves that word out; rec_links_plan points
+ * the site there when the call's link returns quietly. */
+static int rec_qret_of(const rec_probe *pv, const rec_site *st, const uint64_t *qs, size_t nq,
+		       size_t *q0)
+{
+	uint64_t at = st->start - R.cur->img.bias;
+	if (!nq || st->int3 || st->redirect || st->loop ||
+	    !bsearch(&at, qs, nq, sizeof *qs, rec_u64_cmp))
+		return 0;
+	for (size_t i = 0; i < st->np; i++) {
+		const patch_probe *p = &pv[st->p0 + i].p;
+		if (p->pc != st->start || p->after != PATCH_BEFORE)
+			continue;
+		if ((p->what != PATCH_SWORD && p->what != PATCH_WORD) || p->word != PATCH_CTL_BASE)
+			return 0;
+		*q0 = i;
+		return 1;
+	}
+	return 0;
+}
+
 void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		  rec_emit *e, uint64_t *tramp, rec_int3 *i3, size_t *ni3, rec_write *w)
 {
 	rec_object *o = R.cur;
-	size_t bound = 64;
+	size_t bound = 64, nq;
+	uint64_t *qs = rec_qret_sites(o->patch, &nq);
 	for (size_t i = 0; i < ns; i++) {
 		size_t q0, q1, one = 2 * (sv[i].end - sv[i].start) + 256 * sv[i].np +
 			 40 * (sv[i].end - sv[i].start) + 160 +
 			 (sv[i].redirect ? 48 * (sv[sv[i].to].start -
 						 sv[sv[i].to].bstart) + 32 : 0);
 		uint64_t w0;
-		bound += rec_quiet_of(pv, &sv[i], &q0, &q1, &w0) ? 2 * one : one;
+		bound += rec_quiet_of(pv, &sv[i], &q0, &q1, &w0) ||
+			 rec_qret_of(pv, &sv[i], qs, nq, &q0) ? 2 * one : one;
 	}
 	size_t size = (bound + REC_PAGE - 1) & ~(REC_PAGE - 1);
 	uint8_t *code = rec_code_map(size);
@@ -1015,6 +1057,14 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 			e->quiet_pc = sv[i].start;
 			w[i].quiet = rec_site_emit(e, &sv[i], pv);
 			e->quiet_pc = 0;
+		} else if (rec_qret_of(pv, &sv[i], qs, nq, &e->q0)) {
+			/* a return site: the same code but for its RETURNED
+			 * word (rec_links_plan chooses) */
+			e->q1 = e->q0;
+			e->quiet_pc = sv[i].start;
+			w[i].quiet = rec_site_emit(e, &sv[i], pv);
+			w[i].word = PATCH_CTL_BASE;
+			e->quiet_pc = 0;
 		}
 		e->redir_from = 0;
 		if (sv[i].int3) {
@@ -1027,6 +1077,7 @@ void rec_emit_all(rec_probe *pv, rec_site *sv, size_t ns,
 		}
 	}
 	free(stub);
+	free(qs);
 	rec_lands_fix(e);
 	/* code pages are never written again (self-modifying-code clears) */
 	if (mprotect(code, size, PROT_READ | PROT_EXEC))

@@ -2335,7 +2335,7 @@ static int modules_link(const uint64_t *w, size_t n, const char *what)
 			return -1;
 		}
 		for (uint32_t j = 0; j < k; j++) {
-			uint64_t e = w[at + 1 + j];
+			uint64_t e = w[at + 1 + j] & ~VT_LINK_QRET;
 			uint32_t o = SK_ENTRY_OBJECT(e);
 			if (e && (!SK_IS_ENTRY(e) || o >= PATCH_MAX_OBJECTS || !by_index[o])) {
 				fprintf(stderr, "skel: %s: linked PLT slot %u of object %u names "
@@ -2351,18 +2351,19 @@ static int modules_link(const uint64_t *w, size_t n, const char *what)
 	return 0;
 }
 
-void sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp)
+int sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp)
 {
 	const sk_module *m = t->mod;
 	if (!m || n >= m->nlinks || !m->links[n])
-		return;
-	uint64_t w = m->links[n];
+		return 0;
+	uint64_t w = m->links[n] & ~VT_LINK_QRET;
 	t->qsp = sp;
 	t->depth++;
 	sk_dispatch(t, w);
 	t->depth--;
 	if (t->qsp)
 		sk_desync(t, 0, "a routine entered by a linked PLT call did not take its rsp", w);
+	return (m->links[n] & VT_LINK_QRET) != 0;
 }
 
 static void module_enter(sk_thread *t, const sk_module *m)

@@ -291,11 +291,23 @@ static inline void sk_external(sk_thread *t)
  * stub's slot, the callee's entry word and rsp were not recorded, and
  * the replayer runs its skeleton with them (ESP); then, as for any call
  * out, what runs until it returns. */
-void sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp);
+int sk_plt_linked(sk_thread *t, uint32_t n, uint64_t sp);
 static inline void sk_plt(sk_thread *t, uint32_t n, uint64_t sp)
 {
 	sk_plt_linked(t, n, sp);
 	sk_external(t);
+}
+/* The same at a call whose return site's RETURNED word the recorder
+ * leaves out when it links the slot to a routine that returns only to
+ * its caller (patch_qret): 1 when it did (the callee's skeleton has
+ * run, nothing else comes before the return), else 0 (as sk_plt; the
+ * caller then reads the word). */
+static inline int sk_plt_q(sk_thread *t, uint32_t n, uint64_t sp)
+{
+	if (sk_plt_linked(t, n, sp))
+		return 1;
+	sk_external(t);
+	return 0;
 }
 
 /* rsp at a routine's entry (its edsp probe): passed by a linked call, or

@@ -71,6 +71,8 @@ typedef struct rgen {
 	uint8_t *counter_used;  /* per loop */
 	uint8_t *leaf_used;     /* per SSA value: declared as v<n> */
 	uint8_t *returned_at;   /* per insn: a RETURNED word fires before it */
+	uint8_t *qret_at;       /* per insn: ...read only when its linked
+				   call does not return quietly (patch_qret) */
 	uint32_t *probe_first;  /* per insn: first probe index (nprobes if none) */
 	call_arg *args;         /* by instruction, then variable */
 	uint32_t nargs;
@@ -626,6 +628,26 @@ static uint64_t process_syscall(const routine *r, const block *b, uint32_t i)
 	return 0;
 }
 
+static int32_t link_of(const gen *g, uint64_t target);
+static bool reachable(const routine *r, uint32_t b);
+
+/* The link number of the PLT call whose return site is instruction i
+ * when the skeleton can read i's RETURNED word at the call itself (only
+ * that call enters i's block: patch_qret), or -1. */
+static int32_t qret_link(const rgen *g, uint32_t i)
+{
+	const routine *r = g->r;
+	const block *n = &r->blocks[g->a.s.block_of[i]];
+	if (n->first != i || n->npred != 1)
+		return -1;
+	const block *c = &r->blocks[n->pred[0]];
+	const insn *last = &r->insns[c->first + c->ninsn - 1];
+	if (last->flow != FLOW_CALL || !(c->flags & BLK_CALL) || (c->flags & BLK_SETJMP) ||
+	    c->end != n->start || !reachable(r, n->pred[0]))
+		return -1;
+	return link_of(g->g, last->target);
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
@@ -649,8 +671,14 @@ static void patch_insn(rgen *g, uint32_t i)
 			patch_shared(g, i, u);
 		return;
 	}
-	if (g->returned_at[i])
+	if (g->returned_at[i]) {
 		add_probe(g, i, false, PATCH_WORD, 0, 0, SK_RETURNED);
+		int32_t n = qret_link(g, i);
+		if (n >= 0) {
+			patch_add_qret(g->g->pt, &(patch_qret){ g->r->insns[i].addr, (uint32_t)n, 0 });
+			g->qret_at[i] = 1;
+		}
+	}
 	for (uint32_t l = 0; g->xl && l < g->r->nloops; l++)
 		for (uint32_t j = 0; j < g->xl[l].n; j++) {
 			const struct loop_exit *x = &g->xl[l].x[j];
@@ -681,6 +709,9 @@ static void patch_insn(rgen *g, uint32_t i)
 				probe_region(g, i, &bs, &be);
 				add_probe_in(g, i, bs, be, PATCH_BEFORE, PATCH_EDSP, R_SP, 0, 0);
 				g->esp_k1 = k + 1;
+				/* a linked call to it may return quietly */
+				if (!g->g->extern_tail[g->id] && !g->g->resume[g->id])
+					patch_add_closed(g->g->pt, g->r->insns[i].addr);
 				break;
 			}
 			add_probe(g, i, false, PATCH_REG, p->reg, 0, 0);
@@ -897,7 +928,15 @@ static void emit_call_analyzed(rgen *g, uint64_t pc, uint64_t target)
 static void emit_plt_call(rgen *g, uint64_t pc, int32_t n, bool tail)
 {
 	emit_call_args(g, pc);
-	fprintf(g->g->f, "\t\t%s(t, %d, a%u);\n\t}\n", tail ? "sk_plt_linked" : "sk_plt", n, R_SP);
+	const routine *r = g->r;
+	int32_t nb = tail ? -1 : cfg_block_of(r, r->blocks[cfg_block_of(r, pc)].end);
+	uint32_t ri = nb >= 0 ? r->blocks[nb].first : 0;
+	if (nb >= 0 && g->qret_at[ri])	/* its return site's word, if recorded */
+		fprintf(g->g->f, "\t\tif (!sk_plt_q(t, %d, a%u))\n\t\t\tsk_expect(t, 0x%"
+			PRIx64 "ull, SK_RETURNED);\n\t}\n", n, R_SP, r->insns[ri].addr);
+	else
+		fprintf(g->g->f, "\t\t%s(t, %d, a%u);\n\t}\n", tail ? "sk_plt_linked" : "sk_plt",
+			n, R_SP);
 }
 
 /* Leaving the routine to `target` (a tail call, or falling into the next
@@ -1347,7 +1386,7 @@ static void emit_insn(rgen *g, uint32_t i)
 		return;
 	}
 
-	if (g->returned_at[i])
+	if (g->returned_at[i] && !g->qret_at[i])
 		fprintf(f, "\tsk_expect(t, 0x%" PRIx64 "ull, SK_RETURNED);\n", in->addr);
 	for (; k < a->nprobes && a->probes[k].insn == i && a->probes[k].kind == PR_REG_BEFORE; k++) {
 		const probe *p = &a->probes[k];
@@ -1423,6 +1462,8 @@ static void prepare(rgen *g)
 	g->counter_used = xcalloc(r->nloops ? r->nloops : 1, 1);
 	g->leaf_used = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
 	g->returned_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
+	free(g->qret_at);
+	g->qret_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
 	g->probe_first = xmalloc((r->ninsn ? r->ninsn : 1) * sizeof *g->probe_first);
 	index_probes(g);
 	for (uint32_t i = 0; i < a->nacc; i++)
@@ -2583,6 +2624,7 @@ static void rgen_free(rgen *g)
 	free(g->counter_used);
 	free(g->leaf_used);
 	free(g->returned_at);
+	free(g->qret_at);
 	free(g->probe_first);
 	free(g->args);
 	free(g->role);

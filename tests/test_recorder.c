@@ -1254,7 +1254,41 @@ static void test_patch_roundtrip_and_errors(void **state)
 	assert_true(patch_hash(&p) != patch_hash(&q));
 	patch_free(&p);
 	patch_free(&q);
+	/* qret and closed lines: read, written back after the links, in
+	 * the hash (a qret names a link that exists) */
+	const char *qr = "skel-patch 1\nbinary 00 buildid\n"
+			 "probe 10 10 20 before sword e7e6ffffffffffff\n"
+			 "link 1030 4000\nlink 1040 4008\nqret 10 1\nclosed 1200\n";
+	assert_int_equal(patch_parse(&p, qr, strlen(qr), err), 0);
+	assert_int_equal(p.nqrets, 1);
+	assert_int_equal(p.qrets[0].ret, 0x10);
+	assert_int_equal(p.qrets[0].link, 1);
+	assert_int_equal(p.nclosed, 1);
+	assert_int_equal(p.closed[0], 0x1200);
+	f = open_memstream(&buf, &len);
+	patch_write(f, &p);
+	fclose(f);
+	assert_true(strstr(buf, "link 1040 4008\nqret 10 1\nclosed 1200\n"));
+	assert_int_equal(patch_parse(&q, buf, len, err), 0);
+	free(buf);
+	assert_true(patch_hash(&p) == patch_hash(&q));
+	q.qrets[0].link = 0;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&q);
+	assert_int_equal(patch_parse(&q, qr, strlen(qr), err), 0);
+	q.nclosed = 0;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	q.nclosed = 1;
+	patch_free(&q);
+	assert_int_equal(patch_parse(&q, lk, strlen(lk), err), 0);
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&p);
+	patch_free(&q);
 	static const struct { const char *text, *msg; } badlk[] = {
+		{ "skel-patch 1\nbinary 00 buildid\nlink 10 4000\nqret 20 1\n",
+		  "line 4: qret names link 1 of 1" },
+		{ "skel-patch 1\nbinary 00 buildid\nclosed\n",
+		  "line 3: closed wants: <routine-entry>" },
 		{ "skel-patch 1\nbinary 00 buildid\nlink 10 4001\n",
 		  "line 3: GOT slot 4001 is not 8-byte aligned" },
 		{ "skel-patch 1\nbinary 00 buildid\nlink 10\n",

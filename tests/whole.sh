@@ -80,6 +80,17 @@ uv=$(sed -n 's/^thread 0: .* \([0-9]*\) values$/\1/p' "$tmp/countu")
 grep -q "^total: $whole_n accesses" "$tmp/countu" || bad "SKEL_LINK=0: $(grep '^total' "$tmp/countu"), not $whole_n accesses"
 [ -n "$lv" ] && [ -n "$uv" ] && [ "$lv" -lt "$uv" ] || bad "linked calls record $lv values, unlinked $uv"
 echo "whole: values with linked PLT slots $lv, without $uv"
+# calls through a linked slot to a routine that returns only to its
+# caller (patch_qret, `closed`) record no RETURNED word either: the same
+# accesses as with the words (SKEL_QRET=0), fewer values
+grep -q "object 0: [0-9]* of its [0-9]* PLT slots linked, [1-9][0-9]* of them returning quietly" "$tmp/vl.err" ||
+	bad "no linked call of the program returns quietly: $(grep 'PLT slots' "$tmp/vl.err")"
+SKEL_QRET=0 ./skel record "$tmp/whole.c" -o "$tmp/vq" -- "$tmp/prog" 300 >/dev/null 2>&1 || bad "record SKEL_QRET=0"
+./skel replay "$tmp/whole.c" "$tmp/vq" --format count -o "$tmp/countq" 2>/dev/null || bad "replay SKEL_QRET=0"
+qv=$(sed -n 's/^thread 0: .* \([0-9]*\) values$/\1/p' "$tmp/countq")
+grep -q "^total: $whole_n accesses" "$tmp/countq" || bad "SKEL_QRET=0: $(grep '^total' "$tmp/countq"), not $whole_n accesses"
+[ -n "$qv" ] && [ "$lv" -lt "$qv" ] || bad "quiet returns record $lv values, RETURNED words $qv"
+echo "whole: values with quiet returns $lv, with RETURNED words $qv"
 
 # a stub that code outside every analyzed routine calls is not linked
 # (its callee's entry word keeps the replay's stream in step), the others
