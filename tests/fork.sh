@@ -19,14 +19,15 @@ bad() { echo "FAIL: fork: $*"; fails=$((fails+1)); }
 # exec of itself started) skel check must have compared besides the
 # program's own, and as many value files beside its own (none checked
 # would test nothing)
-cases="basic:1 loop:3 func:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3"
+cases="basic:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3"
 # pathexec and sigchld executable-only too under make check-full (their
-# whole-process cases below are the ones that failed)
-[ -z "$SKEL_FULL" ] || cases="$cases pathexec:1 sigchld:3"
-# -O0: the cases whose mechanisms differ (a child, a thread, a vfork, an
-# exec, an exec of itself); every case at -O0 under make check-full (make
-# check within 10 minutes: -O2 runs them all)
-cases0="basic:1 thread:1 vfork:2 exec:1 reexec:3"
+# whole-process cases below are the ones that failed), and loop and func
+# (more children, a fork in a callee: basic's and nested's mechanisms)
+[ -z "$SKEL_FULL" ] || cases="$cases loop:3 func:1 pathexec:1 sigchld:3"
+# -O0: the cases whose mechanisms differ (a child, a vfork, an exec of
+# itself); every case at -O0 under make check-full (make check within 10
+# minutes: -O2 runs them all)
+cases0="basic:1 vfork:2 reexec:3"
 [ -z "$SKEL_FULL" ] || cases0=$cases
 for o in O0 O2; do
 	b="$tmp/fork-$o"
@@ -35,7 +36,7 @@ for o in O0 O2; do
 	oc=$cases
 	[ $o = O2 ] || oc=$cases0
 	for cn in $oc; do
-		c=${cn%:*} n=${cn#*:}
+		c=${cn%:*} n=${cn#*:} t0=$(date +%s)
 		"$b" $c >"$tmp/native.out" 2>&1; nst=$?
 		rm -f "$tmp/v" "$tmp"/v.*
 		./skel record "$b.c" -o "$tmp/v" -- "$b" $c >"$tmp/rec.out" 2>&1; rst=$?
@@ -51,7 +52,7 @@ for o in O0 O2; do
 		if ./skel check "$b.c" -- "$b" $c >/dev/null 2>"$tmp/check.err"; then
 			k=$(grep -c '^check: process [0-9]* (' "$tmp/check.err")
 			[ "$k" -eq "$n" ] || bad "$c -$o: skel check compared $k other process images, expected $n"
-			echo "fork $c -$o: $(grep '^check: [0-9]' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')"
+			echo "fork $c -$o: $(grep '^check: [0-9]' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')($(($(date +%s) - t0)) s)"
 		else
 			bad "$c -$o: skel check: $(grep -v 'its trace is in' "$tmp/check.err" | tail -8)"
 		fi
@@ -70,18 +71,18 @@ done
 # sigchld: a SIGCHLD handler ran in the parent before its later forks;
 # their children's replays read its words as the interrupted code's (a
 # child's replay now takes its parents' handlers before the fork).
-wcases="basic:1 nested:2 vfork:2 thread:1 pathexec:1 sigchld:3"
-[ -z "$SKEL_FULL" ] || wcases="$wcases loop:3 func:1 exec:1 clone:1 _Fork:1 forkpty:1 reexec:3"
+wcases="basic:1 vfork:2 pathexec:1 sigchld:3"
+[ -z "$SKEL_FULL" ] || wcases="$wcases nested:2 thread:1 loop:3 func:1 exec:1 clone:1 _Fork:1 forkpty:1 reexec:3"
 b="$tmp/fork-O2"
 for cn in $wcases; do
-	c=${cn%:*} n=${cn#*:}
+	c=${cn%:*} n=${cn#*:} t0=$(date +%s)
 	if XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel check --whole-process -- "$b" $c \
 		>/dev/null 2>"$tmp/check.err"; then
 		k=$(grep -c '^check: process [0-9]* (' "$tmp/check.err")
 		[ "$k" -eq "$n" ] || bad "$c whole process: skel check compared $k other process images, expected $n"
 		grep -q '^check: by object: .*libc.so.6 [1-9]' "$tmp/check.err" ||
 			bad "$c whole process: libc's accesses not compared"
-		echo "fork $c -O2 whole process: $(grep '^check: [0-9]* of [0-9]* accesses match' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')"
+		echo "fork $c -O2 whole process: $(grep '^check: [0-9]* of [0-9]* accesses match' "$tmp/check.err" | sed 's/ accesses match valgrind lackey (100%)//' | tr '\n' ' ')($(($(date +%s) - t0)) s)"
 	else
 		bad "$c whole process: skel check: $(grep -v 'its trace is in\|^skel: gen' "$tmp/check.err" | tail -8)"
 	fi
