@@ -648,6 +648,33 @@ static int32_t qret_link(const rgen *g, uint32_t i)
 	return link_of(g->g, last->target);
 }
 
+/* Whether the routine's skeleton returns to its caller only by the
+ * routine's own ret (a `closed` line): no extern tail, not a setjmp
+ * continuation, and, beyond extern_tail, no routine it runs in its own
+ * frame (after setjmp, a landing pad's) and no conditional jump falling
+ * into code outside it, whose tails extern_tail does not follow. */
+static bool routine_closed(const rgen *g)
+{
+	const routine *r = g->r;
+	const program *p = g->g->p;
+	if (g->g->extern_tail[g->id] || g->g->resume[g->id])
+		return false;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		const block *bl = &r->blocks[b];
+		if (!bl->ninsn)
+			continue;
+		const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+		int n = cfg_block_of(r, bl->end);
+		if ((bl->flags & BLK_SETJMP) ||
+		    (last->flow == FLOW_CJUMP && (n < 0 || r->blocks[n].start != bl->end)))
+			return false;
+	}
+	for (size_t i = 0; i < p->bin.nlp; i++)
+		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
+			return false;
+	return true;
+}
+
 static void patch_insn(rgen *g, uint32_t i)
 {
 	const analysis *a = &g->a;
@@ -710,7 +737,7 @@ static void patch_insn(rgen *g, uint32_t i)
 				add_probe_in(g, i, bs, be, PATCH_BEFORE, PATCH_EDSP, R_SP, 0, 0);
 				g->esp_k1 = k + 1;
 				/* a linked call to it may return quietly */
-				if (!g->g->extern_tail[g->id] && !g->g->resume[g->id])
+				if (routine_closed(g))
 					patch_add_closed(g->g->pt, g->r->insns[i].addr);
 				break;
 			}
