@@ -727,26 +727,6 @@ static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
 	return NULL;
 }
 
-/* x in v[0..n), sorted (rec_links_plan sorts the closed lines). */
-static int rec_u64_has(const uint64_t *v, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] == x;
-}
-
-static int rec_u64_order(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Link j of object o (its tail t, its sites pd) entering routine `entry`
  * (link-time) of the object whose tail is ct: when that routine is
  * closed and each of the link's qret return sites has its quiet copy,
@@ -754,7 +734,7 @@ static int rec_u64_order(const void *a, const void *b)
 static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t, uint32_t j,
 			 const rec_tail *ct, uint64_t entry)
 {
-	if (!rec_u64_has(ct->closed, ct->nclosed, entry))
+	if (!ct->nclosed || !bsearch(&entry, ct->closed, ct->nclosed, sizeof entry, rec_u64_cmp))
 		return 0;
 	size_t nq = 0;
 	for (size_t i = 0; i < t->nqrets; i++) {
@@ -827,7 +807,7 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 		while (k < tl[a].nclosed && tl[a].closed[k - 1] <= tl[a].closed[k])
 			k++;
 		if (k < tl[a].nclosed)
-			qsort(tl[a].closed, tl[a].nclosed, sizeof *tl[a].closed, rec_u64_order);
+			qsort(tl[a].closed, tl[a].nclosed, sizeof *tl[a].closed, rec_u64_cmp);
 	}
 	for (uint32_t a = 0; a < n; a++) {
 		size_t nl = tl[a].nlinks;

@@ -498,6 +498,8 @@ typedef struct rec_tail {
 	size_t nclosed;
 } rec_tail;
 size_t rec_section_tail(uint32_t k, rec_tail *t);
+/* qsort/bsearch order of uint64_t (rec_emit.c). */
+int rec_u64_cmp(const void *a, const void *b);
 void rec_tail_free(rec_tail *t);
 /* Plans are kept (SKEL_PLAN_CACHE=0 turns the cache off). */
 int rec_cache_on(void);

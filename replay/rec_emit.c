@@ -905,7 +905,7 @@ static uint64_t rec_stub_emit(rec_emit *e, const rec_site *t, uint64_t tramp)
 	return entry;
 }
 
-static int rec_u64_cmp(const void *a, const void *b)
+int rec_u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
