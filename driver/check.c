@@ -720,6 +720,11 @@ static int check_image(char *bin, const image *x, const char *root, const char *
 		fprintf(stderr, "skel: %s: %s\n", x->space, err);
 		return 2;
 	}
+	if (vt_maps_resolve(&s, err) < 0) {
+		fprintf(stderr, "skel: %s: %s\n", x->space, err);
+		vtrace_streams_free(&s);
+		return 2;
+	}
 	if (s.nmap)
 		qsort(s.map, s.nmap, sizeof *s.map, cmp_map);
 	vtrace vt;

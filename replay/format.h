@@ -640,6 +640,10 @@ enum vt_chunk_type {
 	VT_ZVALUES = 15,	/* payload: vt_zvalues, then zstd bytes, zero
 				 * bytes to a multiple of 8: a VALUES payload
 				 * compressed (below) */
+	VT_MAP_REF = 18,	/* payload: vt_map_ref, then its path, zero
+				 * bytes to a multiple of 8: a TRAMPOLINE_MAP
+				 * that is in a file of the recorder's cache
+				 * (below) */
 };
 
 /* Compressed VALUES (files only; a pipe to skel run stays raw).  Each
@@ -902,6 +906,25 @@ typedef struct vt_map_entry {
 #define VT_MAP_KIND(k) ((k) & 0xffffu)
 #define VT_MAP_OBJECT(k) ((k) >> 16)
 
+/* A TRAMPOLINE_MAP by reference: the recorder read the object's
+ * trampolines from its plan cache (rec_cache.c), whose file holds the
+ * entries relative to the trampolines' start and without the object;
+ * copying and summing them into the value file was most of the
+ * recorder's start-up under skel check's lackey.  Entry i is at
+ * `offset + 24 i` of the file at the path that follows; its tramp plus
+ * `base`, its kind with `object` in bits 16..31, is the TRAMPOLINE_MAP
+ * entry.  The file's identity as the recorder opened it: a reader
+ * refuses a file that is not that one (vt_maps_resolve). */
+typedef struct vt_map_ref {
+	uint64_t base;		/* runtime address of the trampolines */
+	uint64_t offset;	/* of the first entry in the file */
+	uint64_t n;		/* entries */
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+	uint32_t object;
+	uint32_t path_len;	/* bytes of path after this (no NUL) */
+} vt_map_ref;
+
 enum {
 	VT_END_EXIT = 1,	/* exit() or return from main */
 	VT_END_UNDERSCORE_EXIT = 2,	/* _exit / _Exit called by the program */
@@ -925,6 +948,7 @@ _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_process) == 24, "vt_process layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
+_Static_assert(sizeof(vt_map_ref) == 72, "vt_map_ref layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
 _Static_assert(sizeof(vt_heap_event) == 56, "vt_heap_event layout");
@@ -1047,6 +1071,8 @@ typedef struct vt_streams {
 	size_t n;
 	vt_map_entry *map;
 	size_t nmap;
+	uint8_t *refs;		/* MAP_REF payloads, one after another */
+	size_t nrefs, caprefs;	/* bytes */
 	bool complete;		/* END chunk present: the run exited cleanly */
 	vt_end end;
 	vt_exec exec;		/* the last EXEC chunk but SPAWNED ones
@@ -1073,6 +1099,9 @@ typedef struct vt_streams {
 int vtrace_load_streams(const char *path, vt_streams *out,
 			char err[FMT_ERR_LEN]);
 int vtrace_streams_from(vtrace *t, vt_streams *out);
+/* Adds the entries of out's MAP_REF chunks to its map, read from the
+ * files they name: -1 (err says which) when one is gone or changed. */
+int vt_maps_resolve(vt_streams *s, char err[FMT_ERR_LEN]);
 /* The same without copying the words: each stream's `runs` point into t's
  * data, which must stay open while they are used. */
 int vtrace_streams_ref(vtrace *t, vt_streams *out);

@@ -259,7 +259,8 @@ static uint32_t rec_sections_match(rec_scan *s, const int *isnew, uint32_t slot)
 			o->flags |= VT_OBJ_COVERED;
 			R.obj[at++] = (rec_object){ .img = o->img,
 						    .patch = &R.set.obj[k],
-						    .index = k };
+						    .index = k,
+						    .loader = !!(o->flags & VT_OBJ_LOADER) };
 			break;
 		}
 	}
@@ -275,9 +276,12 @@ const rec_object *rec_object_at(uint64_t pc)
 	return NULL;
 }
 
+/* The piece of o's trampolines at pc that is one of the program's own
+ * instructions, or NULL (recorder code, or none). */
 static const vt_map_entry *rec_map_find(const rec_object *o, uint64_t pc)
 {
 	size_t lo = 0, hi = o->nmap;
+	pc -= o->map_base;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const vt_map_entry *m = &o->map[mid];
@@ -286,7 +290,7 @@ static const vt_map_entry *rec_map_find(const rec_object *o, uint64_t pc)
 		else if (pc - m->tramp >= m->len)
 			lo = mid + 1;
 		else
-			return m;
+			return VT_MAP_KIND(m->kind) == VT_MAP_PROBE ? NULL : m;
 	}
 	return NULL;
 }
@@ -300,7 +304,7 @@ uint64_t rec_displaced_pc(uint64_t pc, uint32_t *object)
 		const vt_map_entry *m = pc >= o->code_lo && pc < o->code_hi
 					? rec_map_find(o, pc) : NULL;
 		if (m) {
-			*object = VT_MAP_OBJECT(m->kind);
+			*object = o->index;
 			return m->pc;
 		}
 	}
@@ -518,6 +522,10 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 			       rec_int3_list *i3, int cached)
 {
 	R.cur = o;
+	/* a map of its own unless a plan's is read (rec_plan_read) */
+	pd->map_base = 0;
+	pd->ref = NULL;
+	pd->nref = 0;
 	rec_sig_hook_plan(o, pd);
 	cached = cached && rec_cache_on();
 	if (cached && !R.plan_check && rec_plan_read(pd, i3) == 0) {
@@ -881,28 +889,32 @@ static void rec_links_write(void)
  * is not stays unused (faults there stay unplaced, loud). */
 static void rec_map_keep(rec_object *o, rec_pending *pd)
 {
-	size_t m = 0;
-	for (size_t i = 0; i < pd->nmap; i++)
-		if (VT_MAP_KIND(pd->map[i].kind) != VT_MAP_PROBE)
-			pd->map[m++] = pd->map[i];
-	for (size_t i = 1; i < m; i++)
+	size_t m = pd->nmap;
+	/* a plan file's map was checked when it was written */
+	for (size_t i = 1; !pd->map_base && i < m; i++)
 		if (pd->map[i].tramp < pd->map[i - 1].tramp + pd->map[i - 1].len)
 			m = 0;
 	o->map = pd->map;
 	o->nmap = m;
+	o->map_base = pd->map_base;
 }
 
 /* The maps stay with their objects (rec_displaced_pc), and go to the
  * value file for skel check (SKEL_MAPS=1): lackey sees the displaced
  * instructions at their trampolines' addresses, which the comparison maps
- * back.  Nothing else reads them, and libc's is megabytes. */
+ * back.  Nothing else reads them, and libc's is megabytes: a map read
+ * from the plan cache goes there as a reference to its file. */
 static void rec_maps_write(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (R.write_maps)
+		if (R.write_maps && pd[i].ref)
+			rec_chunk(VT_MAP_REF, 0, pd[i].ref, pd[i].nref);
+		else if (R.write_maps)
 			rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,
 				  pd[i].nmap * sizeof *pd[i].map);
 		rec_map_keep(&o[i], &pd[i]);
+		free(pd[i].ref);
+		pd[i].ref = NULL;
 		pd[i].map = NULL;
 	}
 }

@@ -178,11 +178,13 @@ typedef struct rec_object {
 	uint32_t index;		/* its section: the object number in entry
 				   words, map kinds, CRASH, SIGNAL, START */
 	uint64_t code_lo, code_hi;	/* its trampolines */
-	/* the pieces of its trampolines that are the program's own
-	 * instructions (not VT_MAP_PROBE), by address: where a fault in
-	 * them was (rec_displaced_pc) */
+	/* the pieces of its trampolines, by address (their tramp plus
+	 * map_base): where a fault in the program's own instructions
+	 * (not VT_MAP_PROBE) was (rec_displaced_pc) */
 	const vt_map_entry *map;
 	size_t nmap;
+	uint64_t map_base;
+	int loader;		/* the dynamic loader (patched late) */
 } rec_object;
 
 /* The int3 sites of every covered object, sorted by pc; replaced as a
@@ -465,8 +467,12 @@ void *rec_code_map_near(size_t size, uint64_t want);
  * a raw munmap: by then libc may be patched, and free() would record. */
 
 typedef struct rec_pending {
-	vt_map_entry *map;
-	size_t nmap;
+	const vt_map_entry *map;	/* in order of tramp + map_base, */
+	size_t nmap;			/* disjoint */
+	uint64_t map_base;	/* 0, or (a plan read) the trampolines' start,
+				   the map being the plan file's */
+	void *ref;		/* then its MAP_REF payload (SKEL_MAPS) */
+	size_t nref;
 	rec_write *w;
 	size_t nw;
 	size_t nsorted;		/* w[0..nsorted) in order of start (the

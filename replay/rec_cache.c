@@ -38,9 +38,10 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 5	/* 3: probes store whole words (vt_pack);
+#define REC_CACHE_VERSION 6	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
-				 * 5: return sites' quiet copies (patch_qret) */
+				 * 5: return sites' quiet copies (patch_qret);
+				 * 6: set index: where a section's tail is */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -164,7 +165,12 @@ typedef struct rec_set_ent {
 	uint32_t id_len, id_kind;
 	uint64_t patch_hash;
 	uint64_t off, len;	/* the section's text */
+	uint64_t tail;		/* where its link, qret and closed lines
+				   start in it; REC_NO_TAIL: none to read
+				   (rec_tail_start) */
 } rec_set_ent;
+#define REC_NO_TAIL UINT64_MAX
+static uint64_t rec_tail_start(const char *b, const char *e);
 
 static const char *rec_text;	/* the patch file, mapped for good */
 static size_t rec_text_len;
@@ -189,16 +195,16 @@ static uint64_t rec_text_hash(const struct stat *st)
 }
 
 /* Under lackey, after the driver's run under valgrind's lightest tool has
- * read (and so checked) the plans of the objects present at the start
- * (driver/run.c, plan_under_valgrind): SKEL_PLANS_CHECKED=1 spares those
- * reads their checksum, and relocations that move nothing (valgrind lays
- * a process out the same each time) their walk: tens of millions of
- * instructions, each logged by lackey.  Plans read later (dlopen) are
- * checked as always. */
+ * read (and so checked) the plans of the objects present at the start,
+ * the loader's included (driver/run.c, plan_under_valgrind):
+ * SKEL_PLANS_CHECKED=1 spares those reads their checksum, and relocations
+ * that move nothing (valgrind lays a process out the same each time)
+ * their walk: tens of millions of instructions, each logged by lackey.
+ * Plans read later (dlopen) are checked as always. */
 static int rec_plans_trusted(void)
 {
 	const char *e = getenv("SKEL_PLANS_CHECKED");
-	return !R.active && e && !strcmp(e, "1");
+	return (!R.active || R.cur->loader) && e && !strcmp(e, "1");
 }
 static rec_set_ent rec_sec[PATCH_MAX_OBJECTS];
 static uint8_t rec_parsed[PATCH_MAX_OBJECTS];
@@ -278,6 +284,7 @@ static void rec_set_index_write(uint64_t th)
 		x->patch_hash = R.phash[k];
 		x->off = at;
 		x->len = next - at;
+		x->tail = rec_tail_start(rec_text + at, rec_text + next);
 		at = next;
 	}
 	h.sum = rec_set_sum(h, rec_sec);
@@ -370,14 +377,89 @@ static int rec_hex2(const char *s, unsigned long long *a, unsigned long long *b)
 	}
 }
 
-static void rec_reverse(void *v, size_t n, size_t size)
+/* What a line of a section's tail is: 'l' link, 'q' qret, 'c' closed
+ * (with its numbers in *a, *c), ' ' blank, 0 none of them. */
+static int rec_tail_line(const char *ls, size_t len, unsigned long long *a,
+			 unsigned long long *c)
 {
-	uint8_t *b = v, t[16];
-	for (size_t i = 0; i < n / 2; i++) {
-		memcpy(t, b + i * size, size);
-		memcpy(b + i * size, b + (n - 1 - i) * size, size);
-		memcpy(b + (n - 1 - i) * size, t, size);
+	char line[96];
+	if (len <= 1)
+		return ' ';
+	if (len >= sizeof line)
+		return 0;
+	memcpy(line, ls, len);
+	line[len] = 0;
+	if (!strncmp(line, "link ", 5) && rec_hex2(line + 5, a, c) == 2)
+		return 'l';
+	if (!strncmp(line, "qret ", 5) && rec_hex2(line + 5, a, c) == 2 && *c < UINT32_MAX)
+		return 'q';
+	if (!strncmp(line, "closed ", 7) && rec_hex2(line + 7, a, c) == 1)
+		return 'c';
+	return 0;
+}
+
+/* Where the lines that end section [b, e) start: its `link` lines, then
+ * `qret` lines, then `closed` lines (patch.c writes them so).  REC_NO_TAIL
+ * when a `link` line comes before them (a hand-made patch): links read
+ * from the end would be numbered wrong, so none are.  Run once per patch
+ * text, when its set index is written. */
+static uint64_t rec_tail_start(const char *b, const char *e)
+{
+	int seen = 0;	/* the kinds met so far, from the end: 1 l, 2 q, 4 c */
+	while (e > b) {
+		const char *ls = e - 1;
+		while (ls > b && ls[-1] != '\n')
+			ls--;
+		unsigned long long a, c;
+		int k = rec_tail_line(ls, (size_t)(e - ls), &a, &c);
+		if (!k || (k == 'q' && seen & 1) || (k == 'c' && seen & 3))
+			break;
+		seen |= k == 'l' ? 1 : k == 'q' ? 2 : k == 'c' ? 4 : 0;
+		e = ls;
 	}
+	/* and no `link` line before it */
+	for (const char *x = b; x && x < e; x = memchr(x, '\n', (size_t)(e - x)), x = x ? x + 1 : x)
+		if ((size_t)(e - x) >= 5 && !strncmp(x, "link", 4))
+			return REC_NO_TAIL;
+	return (uint64_t)(e - b);
+}
+
+/* The lines of [b, e), which rec_tail_start found to be a tail, into t. */
+static size_t rec_tail_read(const char *b, const char *e, rec_tail *t)
+{
+	size_t capl = 0, capq = 0, capc = 0;
+	while (b < e) {
+		const char *le = memchr(b, '\n', (size_t)(e - b));
+		le = le ? le + 1 : e;
+		unsigned long long a, c;
+		int k = rec_tail_line(b, (size_t)(le - b), &a, &c), bad = 0;
+		b = le;
+		if (k == 'l') {
+			bad = patch_room((void **)&t->links, t->nlinks, &capl, sizeof *t->links);
+			if (!bad)
+				t->links[t->nlinks++] = (patch_link){ a, c };
+		} else if (k == 'q') {
+			bad = patch_room((void **)&t->qrets, t->nqrets, &capq, sizeof *t->qrets);
+			if (!bad)
+				t->qrets[t->nqrets++] = (patch_qret){ a, (uint32_t)c, 0 };
+		} else if (k == 'c') {
+			bad = patch_room((void **)&t->closed, t->nclosed, &capc, sizeof *t->closed);
+			if (!bad)
+				t->closed[t->nclosed++] = a;
+		} else if (k != ' ') {
+			bad = 1;
+		}
+		if (bad) {
+			rec_tail_free(t);
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < t->nqrets; i++)	/* a link number it does not have */
+		if (t->qrets[i].link >= t->nlinks) {
+			rec_tail_free(t);
+			return 0;
+		}
+	return t->nlinks;
 }
 
 /* Section k's links (format.h, patch_link), qret and closed lines, in
@@ -404,59 +486,10 @@ size_t rec_section_tail(uint32_t k, rec_tail *t)
 		t->nclosed = p->nclosed;
 		return t->nlinks = p->nlinks;
 	}
-	const char *b = rec_text + rec_sec[k].off, *e = b + rec_sec[k].len;
-	size_t capl = 0, capq = 0, capc = 0;
-	while (e > b) {
-		const char *ls = e - 1;
-		while (ls > b && ls[-1] != '\n')
-			ls--;
-		size_t len = (size_t)(e - ls);
-		e = ls;
-		if (len <= 1)
-			continue;
-		char line[96];
-		if (len >= sizeof line)
-			break;
-		memcpy(line, ls, len);
-		line[len] = 0;
-		unsigned long long a, c;
-		int bad;
-		if (!strncmp(line, "link ", 5) && rec_hex2(line + 5, &a, &c) == 2) {
-			bad = patch_room((void **)&t->links, t->nlinks, &capl, sizeof *t->links);
-			if (!bad)
-				t->links[t->nlinks++] = (patch_link){ a, c };
-		} else if (!strncmp(line, "qret ", 5) && !t->nlinks &&
-			   rec_hex2(line + 5, &a, &c) == 2 && c < UINT32_MAX) {
-			bad = patch_room((void **)&t->qrets, t->nqrets, &capq, sizeof *t->qrets);
-			if (!bad)
-				t->qrets[t->nqrets++] = (patch_qret){ a, (uint32_t)c, 0 };
-		} else if (!strncmp(line, "closed ", 7) && !t->nlinks && !t->nqrets &&
-			   rec_hex2(line + 7, &a, &c) == 1) {
-			bad = patch_room((void **)&t->closed, t->nclosed, &capc, sizeof *t->closed);
-			if (!bad)
-				t->closed[t->nclosed++] = a;
-		} else {
-			break;
-		}
-		if (bad) {
-			rec_tail_free(t);
-			return 0;
-		}
-	}
-	for (const char *x = b; x && x < e; x = memchr(x, '\n', (size_t)(e - x)), x = x ? x + 1 : x)
-		if ((size_t)(e - x) >= 5 && !strncmp(x, "link", 4)) {
-			rec_tail_free(t);
-			return 0;
-		}
-	for (size_t i = 0; i < t->nqrets; i++)	/* a link number it does not have */
-		if (t->qrets[i].link >= t->nlinks) {
-			rec_tail_free(t);
-			return 0;
-		}
-	rec_reverse(t->links, t->nlinks, sizeof *t->links);
-	rec_reverse(t->qrets, t->nqrets, sizeof *t->qrets);
-	rec_reverse(t->closed, t->nclosed, sizeof *t->closed);
-	return t->nlinks;
+	if (rec_sec[k].tail == REC_NO_TAIL || rec_sec[k].tail > rec_sec[k].len)
+		return 0;
+	const char *b = rec_text + rec_sec[k].off;
+	return rec_tail_read(b + rec_sec[k].tail, b + rec_sec[k].len, t);
 }
 
 void rec_tail_free(rec_tail *t)
@@ -571,6 +604,9 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		map[i] = pd->map[i];
 		map[i].tramp -= (uint64_t)e->p;
 		map[i].kind &= 0xffff;
+		/* a reader takes the map as it is (rec_map_keep) */
+		if (i && map[i].tramp < map[i - 1].tramp + map[i - 1].len)
+			goto out;
 	}
 	rec_plan_hdr h = { .version = REC_CACHE_VERSION, .hdr_size = sizeof h,
 			   .patch_hash = R.phash[o->index],
@@ -700,6 +736,7 @@ typedef struct rec_plan_file {
 	uint8_t *code;
 	size_t size;		/* of code */
 	int pages;		/* code is trampoline pages (else malloc'd) */
+	struct stat st;		/* the file's */
 } rec_plan_file;
 
 static void rec_plan_file_free(rec_plan_file *f)
@@ -728,6 +765,7 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	if (fstat(fd, &st) || rec_pread(fd, h, sizeof *h, 0) ||
 	    !rec_plan_fits(h, (uint64_t)st.st_size))
 		goto bad;
+	f->st = st;
 	for (int k = 0; k < REC_NRELOC; k++)
 		nrel += h->nrel[k];
 	f->size = (h->code_size + REC_PAGE - 1) & ~(REC_PAGE - 1);
@@ -831,15 +869,21 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 				w->start, f.ib[k].bstart, f.ib[k].bend, o->index);
 		k++;
 	}
-	pd->map = malloc((h->nmap + 1) * sizeof *pd->map);
-	if (!pd->map)
-		rec_die("out of memory");
-	for (size_t i = 0; i < h->nmap; i++) {
-		pd->map[i] = f.map[i];
-		pd->map[i].tramp += base;
-		pd->map[i].kind = (f.map[i].kind & 0xffff) | o->index << 16;
-	}
+	/* the map where it is, in the file (which stays mapped), and named
+	 * by reference in the value file (format.h, vt_map_ref) */
+	pd->map = f.map;
 	pd->nmap = h->nmap;
+	pd->map_base = base;
+	size_t plen = strlen(path);
+	pd->nref = sizeof(vt_map_ref) + ((plen + 7) & ~(size_t)7);
+	vt_map_ref *ref = pd->ref = calloc(1, pd->nref);
+	if (!ref)
+		rec_die("out of memory");
+	*ref = (vt_map_ref){ base, (uint64_t)((const uint8_t *)f.map - f.file), h->nmap,
+			     (uint64_t)f.st.st_dev, (uint64_t)f.st.st_ino,
+			     (uint64_t)f.st.st_size, f.st.st_mtim.tv_sec,
+			     f.st.st_mtim.tv_nsec, o->index, (uint32_t)plen };
+	memcpy(ref + 1, path, plen);
 	o->code_lo = base;
 	o->code_hi = base + f.size;
 	R.code_size += f.size;
@@ -849,7 +893,8 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	R.nunreachable += h->nunreachable;
 	R.nredirect += h->nredirect;
 	R.plans_read++;
-	f.code = NULL;	/* in use */
+	f.code = NULL;	/* in use, as is the file (the map) */
+	f.file = NULL;
 	rec_plan_file_free(&f);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "replay/format.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 static int vt_fail(char err[FMT_ERR_LEN], const char *fmt, ...)
@@ -166,6 +168,14 @@ static int vt_payload_ok(const vt_chunk_header *h, const uint8_t *payload)
 	case VT_OBJECTS:
 		return h->payload_bytes >= 8 &&
 		       (h->payload_bytes - 8) % sizeof(vt_object) == 0;
+	case VT_MAP_REF: {
+		vt_map_ref r;
+		if (h->payload_bytes < sizeof r || h->payload_bytes % 8)
+			return 0;
+		memcpy(&r, payload, sizeof r);
+		return r.path_len && r.path_len < 4096 &&
+		       h->payload_bytes == sizeof r + ((r.path_len + 7ull) & ~7ull);
+	}
 	case VT_LINKS: {
 		uint32_t hd[2];
 		if (h->payload_bytes < 8)
@@ -441,6 +451,50 @@ static int vt_map_add(vt_streams *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
+int vt_maps_resolve(vt_streams *s, char err[FMT_ERR_LEN])
+{
+	for (size_t at = 0; at < s->nrefs;) {
+		vt_map_ref r;
+		memcpy(&r, s->refs + at, sizeof r);
+		char path[4096];
+		memcpy(path, s->refs + at + sizeof r, r.path_len);
+		path[r.path_len] = 0;
+		at += sizeof r + ((r.path_len + 7ull) & ~7ull);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != r.dev ||
+		    (uint64_t)st.st_ino != r.ino || (uint64_t)st.st_size != r.size ||
+		    st.st_mtim.tv_sec != r.mtime_sec || st.st_mtim.tv_nsec != r.mtime_nsec ||
+		    r.n > r.size / sizeof(vt_map_entry) ||
+		    r.offset > r.size - r.n * sizeof(vt_map_entry)) {
+			if (fd >= 0)
+				close(fd);
+			return vt_fail(err, "the trampoline map of object %u is in %s, which is %s "
+				       "since the recording", r.object, path,
+				       fd < 0 ? "gone" : "not the file it was");
+		}
+		vt_map_entry *m = r.n ? realloc(s->map, (s->nmap + r.n) * sizeof *m) : s->map;
+		if (r.n && !m) {
+			close(fd);
+			return vt_fail(err, "out of memory");
+		}
+		s->map = m;
+		size_t want = r.n * sizeof *m;
+		ssize_t got = want ? pread(fd, m + s->nmap, want, (off_t)r.offset) : 0;
+		close(fd);
+		if (got != (ssize_t)want)
+			return vt_fail(err, "%s: cannot read the trampoline map of object %u", path,
+				       r.object);
+		for (size_t i = 0; i < r.n; i++) {
+			m[s->nmap + i].tramp += r.base;
+			m[s->nmap + i].kind = VT_MAP_KIND(m[s->nmap + i].kind) | r.object << 16;
+		}
+		s->nmap += r.n;
+	}
+	s->nrefs = 0;
+	return 0;
+}
+
 /* Appends k records of `size` bytes to a growing array. */
 static int vt_append(void **v, size_t *n, size_t *cap, const void *p, size_t k, size_t size)
 {
@@ -696,6 +750,9 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 	if (c->h.type == VT_TRAMPOLINE_MAP)
 		return vt_map_add(s, c->payload, n / sizeof(vt_map_entry)) ?
 			vt_fail(err, "out of memory") : 0;
+	if (c->h.type == VT_MAP_REF)	/* read by vt_maps_resolve */
+		return vt_append((void **)&s->refs, &s->nrefs, &s->caprefs, c->payload, n, 1) ?
+			vt_fail(err, "out of memory") : 0;
 	if (c->h.type == VT_END) {
 		memcpy(&s->end, c->payload, sizeof s->end);
 		s->complete = true;
@@ -821,6 +878,7 @@ void vtrace_streams_free(vt_streams *s)
 	}
 	free(s->s);
 	free(s->map);
+	free(s->refs);
 	free(s->objects.v);
 	free(s->objects.batch);
 	free(s->objects.links);

@@ -430,6 +430,8 @@ static void run_prog(run *r, const char *prog, const char *patchpath,
 	if (stat(valp, &st) == 0) {
 		r->have_trace = 1;
 		assert_int_equal(vtrace_load_streams(valp, &r->s, err), 0);
+		/* a kept plan's map is named, not copied (MAP_REF) */
+		assert_int_equal(vt_maps_resolve(&r->s, err), 0);
 	}
 }
 
@@ -1586,6 +1588,7 @@ static void test_dlopened_library_is_patched_when_mapped(void **state)
 	r.status = WEXITSTATUS(st);
 	r.out = slurp(outp, NULL);
 	assert_int_equal(vtrace_load_streams(valp, &r.s, err), 0);
+	assert_int_equal(vt_maps_resolve(&r.s, err), 0);
 	r.have_trace = 1;
 	wp_check(&r, VT_OBJ_LATE);
 	/* the library is not among the objects of the start */

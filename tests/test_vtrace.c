@@ -5,6 +5,9 @@
 #include "tests/testutil.h"
 #include "tests/vtutil.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 enum { NVAL = 3, PER = 4 };	/* VALUES chunks of thread 1, words in each */
@@ -623,10 +626,87 @@ static void test_unpack_refuses_bad_payloads(void **state)
 	assert_int_equal(w[0], (uint64_t)-3);
 }
 
+/* ------------------------------------------------------- MAP_REF */
+
+/* A trampoline map by reference (format.h, vt_map_ref): its entries are
+ * read from the file it names, moved by its base and given its object;
+ * the file changed or gone since, the reader refuses it and names it. */
+static void test_map_ref_resolved_and_checked(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/skel-test-mapref-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	/* 16 bytes of something else, then two entries (relative, no object) */
+	vt_map_entry e[2] = { { 0x40, 0x1234, 5, VT_MAP_DISPLACED },
+			      { 0x80, 0x2000, 9, VT_MAP_PROBE } };
+	uint8_t junk[16] = { 1 };
+	assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+	assert_int_equal(write(fd, e, sizeof e), (ssize_t)sizeof e);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	uint8_t pay[sizeof(vt_map_ref) + 64] = { 0 };
+	size_t plen = strlen(path);
+	vt_map_ref r = { 0x7f0000000000ull, 16, 2, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+			 (uint64_t)st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, 3,
+			 (uint32_t)plen };
+	memcpy(pay, &r, sizeof r);
+	memcpy(pay + sizeof r, path, plen);
+	static uint8_t b[4096];
+	size_t at = vt_put_header(b);
+	at = vt_put_chunk(b, at, VT_MAP_REF, 0, 0, pay, sizeof r + ((plen + 7) & ~(size_t)7));
+	at = vt_put_start(b, at, 0);
+	vt_end end = { 1, 0, VT_END_EXIT, 0 };
+	at = vt_put_chunk(b, at, VT_END, 0, 0, &end, sizeof end);
+	vtrace t;
+	vt_streams s;
+	char err[FMT_ERR_LEN];
+	read_whole(b, at, &t, &s);
+	assert_int_equal(s.nmap, 0);	/* not read until asked */
+	assert_int_equal(vt_maps_resolve(&s, err), 0);
+	assert_int_equal(s.nmap, 2);
+	assert_int_equal(s.map[0].tramp, 0x7f0000000040ull);
+	assert_int_equal(s.map[0].pc, 0x1234);
+	assert_int_equal(s.map[0].len, 5);
+	assert_int_equal(VT_MAP_KIND(s.map[0].kind), VT_MAP_DISPLACED);
+	assert_int_equal(VT_MAP_OBJECT(s.map[0].kind), 3);
+	assert_int_equal(s.map[1].tramp, 0x7f0000000080ull);
+	assert_int_equal(VT_MAP_KIND(s.map[1].kind), VT_MAP_PROBE);
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	/* the file rewritten (another size) */
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, junk, 8), 8);
+	close(fd);
+	read_whole(b, at, &t, &s);
+	assert_int_equal(vt_maps_resolve(&s, err), -1);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "not the file it was"));
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	/* and gone */
+	unlink(path);
+	read_whole(b, at, &t, &s);
+	assert_int_equal(vt_maps_resolve(&s, err), -1);
+	assert_non_null(strstr(err, "gone"));
+	vtrace_streams_free(&s);
+	vtrace_close(&t);
+	/* a path length the payload does not hold: the chunk is corrupt */
+	r.path_len = 200;
+	memcpy(pay, &r, sizeof r);
+	at = vt_put_header(b);
+	at = vt_put_chunk(b, at, VT_MAP_REF, 0, 0, pay, sizeof r + ((plen + 7) & ~(size_t)7));
+	at = vt_put_start(b, at, 0);
+	assert_string_not_equal(read_error(b, at), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_intact_file_reads_back),
+		cmocka_unit_test(test_map_ref_resolved_and_checked),
 		cmocka_unit_test(test_changed_bits_are_refused),
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
