@@ -648,17 +648,11 @@ static int32_t qret_link(const rgen *g, uint32_t i)
 	return link_of(g->g, last->target);
 }
 
-/* Whether the routine's skeleton returns to its caller only by the
- * routine's own ret (a `closed` line): no extern tail, not a setjmp
- * continuation, and, beyond extern_tail, no routine it runs in its own
- * frame (after setjmp, a landing pad's) and no conditional jump falling
- * into code outside it, whose tails extern_tail does not follow. */
-static bool routine_closed(const rgen *g)
+/* Whether routine r runs code outside it in its own frame, whose tails
+ * find_extern_tails cannot follow from r: a routine after setjmp or at a
+ * landing pad, or the code a conditional jump of r falls into. */
+static bool runs_other_code(const program *p, const routine *r)
 {
-	const routine *r = g->r;
-	const program *p = g->g->p;
-	if (g->g->extern_tail[g->id] || g->g->resume[g->id])
-		return false;
 	for (uint32_t b = 0; b < r->nblocks; b++) {
 		const block *bl = &r->blocks[b];
 		if (!bl->ninsn)
@@ -667,12 +661,20 @@ static bool routine_closed(const rgen *g)
 		int n = cfg_block_of(r, bl->end);
 		if ((bl->flags & BLK_SETJMP) ||
 		    (last->flow == FLOW_CJUMP && (n < 0 || r->blocks[n].start != bl->end)))
-			return false;
+			return true;
 	}
 	for (size_t i = 0; i < p->bin.nlp; i++)
 		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
-			return false;
-	return true;
+			return true;
+	return false;
+}
+
+/* Whether the routine's skeleton returns to its caller only by the
+ * routine's own ret (a `closed` line): no extern tail (which includes
+ * runs_other_code), and not a setjmp continuation. */
+static bool routine_closed(const rgen *g)
+{
+	return !g->g->extern_tail[g->id] && !g->g->resume[g->id];
 }
 
 static void patch_insn(rgen *g, uint32_t i)
@@ -2792,6 +2794,12 @@ static void find_extern_tails(gen *g)
 {
 	const program *p = g->p;
 	g->extern_tail = xcalloc(p->nroutines ? p->nroutines : 1, 1);
+	/* those whose tails cannot be followed from them: as if they had
+	 * one out of the object (a direct call of theirs then records its
+	 * RETURNED word; without, a tail jump out of the code they run
+	 * took the caller's) */
+	for (uint32_t i = 0; i < p->nroutines; i++)
+		g->extern_tail[i] = runs_other_code(p, &p->routines[i]);
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (uint32_t i = 0; i < p->nroutines; i++) {
