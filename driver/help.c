@@ -76,9 +76,10 @@ static const help tracing[] = {
 "                                a 128 MiB window), but for buffers the thread had to\n"
 "                                wait for (the compressor behind it); in the\n"
 "                                environment SKEL_COMPRESS=1: every buffer, =0: none.\n"
-"                                APP runs with LD_BIND_NOW=1: the loader binds its\n"
-"                                PLT slots at start, and calls through those whose\n"
-"                                callee has a skeleton record no control word\n",
+"                                When SKEL covers objects besides APP, APP runs with\n"
+"                                LD_BIND_NOW=1: the loader binds its PLT slots at\n"
+"                                start, and calls through those whose callee has a\n"
+"                                skeleton record no control word\n",
 "  skel record app_skel.c -o app.vals -- ./app 100\n" },
 { "replay",
 "  skel replay SKEL.c VALUES [--pid PID] [-o TRACE] [--format F] [--stats]\n"

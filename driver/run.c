@@ -938,7 +938,7 @@ static void exec_valgrind(char *const *pre, size_t n, const char *app_path, char
  * libc's).  A failure here costs only that: the run under lackey plans
  * itself. */
 static bool plan_under_valgrind(const char *lib, const char *patch_path, const char *phash,
-				const char *app_path, char **app_argv)
+				const char *app_path, char **app_argv, bool bind_now)
 {
 	pid_t pid = child_fork(false);
 	if (pid == 0) {
@@ -953,7 +953,8 @@ static bool plan_under_valgrind(const char *lib, const char *patch_path, const c
 		setenv("SKEL_PATCH_HASH", phash, 1);
 		setenv("SKEL_VALUES", "/dev/null", 1);
 		setenv("SKEL_PLAN_ONLY", "1", 1);
-		setenv("LD_BIND_NOW", "1", 1);
+		if (bind_now)
+			setenv("LD_BIND_NOW", "1", 1);
 		char *pre[] = { "--tool=none", "-q", "--trace-children=no" };
 		exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		_exit(127);
@@ -1028,6 +1029,11 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		free(ptext);
 		return -1;
 	}
+	/* the loader binds every PLT slot at the start only when a slot
+	 * may lead into another covered object (rec.c, rec_links_plan):
+	 * the executable alone, binding is lazy as natively (under lackey,
+	 * binding all of them is a quarter of a small check's log) */
+	bool bind_now = *more != 0;
 	if (*more) {	/* the modules' sections after the executable's */
 		size_t a = strlen(ptext), b = strlen(more);
 		ptext = xrealloc(ptext, a + b + 1);
@@ -1069,7 +1075,7 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 	if (stat(values, &vst) == 0 && S_ISREG(vst.st_mode))
 		unlink(values);
 	bool planned = valgrind_log &&
-		       plan_under_valgrind(lib, patch_path, phash, app_path, app_argv);
+		       plan_under_valgrind(lib, patch_path, phash, app_path, app_argv, bind_now);
 	/* the terminal is the program's while it runs (child.c): it may
 	 * read it, and a ^C there is for it */
 	pid_t pid = child_fork(true);
@@ -1082,7 +1088,8 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		/* every PLT slot bound before the recorder starts, which then
 		 * links those whose callee is covered (format.h, patch_link):
 		 * their calls record no entry word */
-		setenv("LD_BIND_NOW", "1", 1);
+		if (bind_now)
+			setenv("LD_BIND_NOW", "1", 1);
 		setenv("SKEL_VALUES", values, 1);
 		/* the first image; an exec of a recorded one counts up (the
 		 * value file and the lackey log of each image: formats.md) */
