@@ -913,17 +913,24 @@ typedef struct vt_map_entry {
  * recorder's start-up under skel check's lackey.  Entry i is at
  * `offset + 24 i` of the file at the path that follows; its tramp plus
  * `base`, its kind with `object` in bits 16..31, is the TRAMPOLINE_MAP
- * entry.  The file's identity as the recorder opened it: a reader
- * refuses a file that is not that one (vt_maps_resolve). */
+ * entry.  `sum` is vt_map_sum of the n entries as the file held them
+ * when it was written (the plan's header keeps it): a reader refuses
+ * entries that do not sum to it (vt_maps_resolve).  Not the file's
+ * identity: a plan another process made at the same time may have
+ * replaced it since, with the same map. */
 typedef struct vt_map_ref {
 	uint64_t base;		/* runtime address of the trampolines */
 	uint64_t offset;	/* of the first entry in the file */
 	uint64_t n;		/* entries */
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
+	uint64_t sum;
 	uint32_t object;
 	uint32_t path_len;	/* bytes of path after this (no NUL) */
 } vt_map_ref;
+
+static inline uint64_t vt_map_sum(const vt_map_entry *m, uint64_t n)
+{
+	return vt_mix(0x736b656c6d617073ull ^ n, m, n * sizeof *m);
+}
 
 enum {
 	VT_END_EXIT = 1,	/* exit() or return from main */
@@ -948,7 +955,7 @@ _Static_assert(sizeof(vt_exec) == 256, "vt_exec layout");
 _Static_assert(sizeof(vt_fork) == 16, "vt_fork layout");
 _Static_assert(sizeof(vt_process) == 24, "vt_process layout");
 _Static_assert(sizeof(vt_map_entry) == 24, "vt_map_entry layout");
-_Static_assert(sizeof(vt_map_ref) == 72, "vt_map_ref layout");
+_Static_assert(sizeof(vt_map_ref) == 40, "vt_map_ref layout");
 _Static_assert(sizeof(vt_end) == 24, "vt_end layout");
 _Static_assert(sizeof(vt_object) == 256, "vt_object layout");
 _Static_assert(sizeof(vt_heap_event) == 56, "vt_heap_event layout");

@@ -41,7 +41,8 @@
 #define REC_CACHE_VERSION 6	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
 				 * 5: return sites' quiet copies (patch_qret);
-				 * 6: set index: where a section's tail is */
+				 * 6: set index: where a section's tail is,
+				 * the map's sum in a plan (vt_map_ref) */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -514,6 +515,7 @@ typedef struct rec_plan_hdr {
 	uint64_t code_len, code_size;
 	uint64_t nwrite, nint3, nmap, nrel[REC_NRELOC];
 	uint64_t nsites, nprobes, nneighbour, nunreachable, nredirect;
+	uint64_t map_sum;	/* vt_map_sum of the map (vt_map_ref) */
 	uint64_t payload;	/* bytes after the header */
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
 } rec_plan_hdr;
@@ -616,6 +618,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 			   .index = o->index, .code_len = e->len,
 			   .code_size = rec_pad8(e->len), .nwrite = nw,
 			   .nint3 = ni, .nmap = pd->nmap,
+			   .map_sum = vt_map_sum(map, pd->nmap),
 			   .nsites = counts[0], .nprobes = counts[1],
 			   .nneighbour = counts[2], .nunreachable = counts[3],
 			   .nredirect = counts[4] };
@@ -736,7 +739,6 @@ typedef struct rec_plan_file {
 	uint8_t *code;
 	size_t size;		/* of code */
 	int pages;		/* code is trampoline pages (else malloc'd) */
-	struct stat st;		/* the file's */
 } rec_plan_file;
 
 static void rec_plan_file_free(rec_plan_file *f)
@@ -765,7 +767,6 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	if (fstat(fd, &st) || rec_pread(fd, h, sizeof *h, 0) ||
 	    !rec_plan_fits(h, (uint64_t)st.st_size))
 		goto bad;
-	f->st = st;
 	for (int k = 0; k < REC_NRELOC; k++)
 		nrel += h->nrel[k];
 	f->size = (h->code_size + REC_PAGE - 1) & ~(REC_PAGE - 1);
@@ -880,9 +881,7 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	if (!ref)
 		rec_die("out of memory");
 	*ref = (vt_map_ref){ base, (uint64_t)((const uint8_t *)f.map - f.file), h->nmap,
-			     (uint64_t)f.st.st_dev, (uint64_t)f.st.st_ino,
-			     (uint64_t)f.st.st_size, f.st.st_mtim.tv_sec,
-			     f.st.st_mtim.tv_nsec, o->index, (uint32_t)plen };
+			     h->map_sum, o->index, (uint32_t)plen };
 	memcpy(ref + 1, path, plen);
 	o->code_lo = base;
 	o->code_hi = base + f.size;

@@ -461,19 +461,11 @@ int vt_maps_resolve(vt_streams *s, char err[FMT_ERR_LEN])
 		path[r.path_len] = 0;
 		at += sizeof r + ((r.path_len + 7ull) & ~7ull);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != r.dev ||
-		    (uint64_t)st.st_ino != r.ino || (uint64_t)st.st_size != r.size ||
-		    st.st_mtim.tv_sec != r.mtime_sec || st.st_mtim.tv_nsec != r.mtime_nsec ||
-		    r.n > r.size / sizeof(vt_map_entry) ||
-		    r.offset > r.size - r.n * sizeof(vt_map_entry)) {
-			if (fd >= 0)
-				close(fd);
-			return vt_fail(err, "the trampoline map of object %u is in %s, which is %s "
-				       "since the recording", r.object, path,
-				       fd < 0 ? "gone" : "not the file it was");
-		}
-		vt_map_entry *m = r.n ? realloc(s->map, (s->nmap + r.n) * sizeof *m) : s->map;
+		if (fd < 0)
+			return vt_fail(err, "the trampoline map of object %u is in %s, which is gone "
+				       "(%s)", r.object, path, strerror(errno));
+		vt_map_entry *m = r.n && r.n < (1ull << 40) ?
+			realloc(s->map, (s->nmap + r.n) * sizeof *m) : s->map;
 		if (r.n && !m) {
 			close(fd);
 			return vt_fail(err, "out of memory");
@@ -482,9 +474,9 @@ int vt_maps_resolve(vt_streams *s, char err[FMT_ERR_LEN])
 		size_t want = r.n * sizeof *m;
 		ssize_t got = want ? pread(fd, m + s->nmap, want, (off_t)r.offset) : 0;
 		close(fd);
-		if (got != (ssize_t)want)
-			return vt_fail(err, "%s: cannot read the trampoline map of object %u", path,
-				       r.object);
+		if (got != (ssize_t)want || vt_map_sum(m + s->nmap, r.n) != r.sum)
+			return vt_fail(err, "the trampoline map of object %u is no longer in %s: "
+				       "the file changed since the recording", r.object, path);
 		for (size_t i = 0; i < r.n; i++) {
 			m[s->nmap + i].tramp += r.base;
 			m[s->nmap + i].kind = VT_MAP_KIND(m[s->nmap + i].kind) | r.object << 16;
