@@ -1069,8 +1069,9 @@ const vt_object *vt_objects_find(const vt_objects *o, uint32_t index);
 /* Chunks that belong to no thread's order. */
 static inline bool vt_chunk_global(uint32_t type)
 {
-	return type == VT_TRAMPOLINE_MAP || type == VT_END || type == VT_EXEC ||
-	       type == VT_OBJECTS || type == VT_PROCESS || type == VT_LINKS;
+	return type == VT_TRAMPOLINE_MAP || type == VT_MAP_REF || type == VT_END ||
+	       type == VT_EXEC || type == VT_OBJECTS || type == VT_PROCESS ||
+	       type == VT_LINKS;
 }
 
 typedef struct vt_streams {

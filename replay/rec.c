@@ -784,7 +784,8 @@ static int rec_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Each object's links: the callee its slot holds now (the loader bound
- * it: LD_BIND_NOW, which skel record sets) when that is a covered
+ * it: LD_BIND_NOW, which skel record sets when objects besides the
+ * executable are covered) when that is a covered
  * routine's entry with a quiet copy; the slot then goes there, and a
  * LINKS chunk tells the replay.  A slot still lazy (its own PLT), or
  * holding anything else (an interposed malloc, an object without a
@@ -884,9 +885,10 @@ static void rec_links_write(void)
 	}
 }
 
-/* o's map of the program's instructions: pd's entries less the probes'
- * code, in place.  Trampolines are written in address order; a map that
- * is not stays unused (faults there stay unplaced, loud). */
+/* o's map: pd's entries, the probes' code included (rec_map_find skips
+ * it), where they are (a plan file's stay in its mapping).  Trampolines
+ * are written in address order; a fresh map that is not stays unused
+ * (faults there stay unplaced, loud); a plan's was checked when written. */
 static void rec_map_keep(rec_object *o, rec_pending *pd)
 {
 	size_t m = pd->nmap;

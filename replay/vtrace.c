@@ -460,12 +460,21 @@ int vt_maps_resolve(vt_streams *s, char err[FMT_ERR_LEN])
 		memcpy(path, s->refs + at + sizeof r, r.path_len);
 		path[r.path_len] = 0;
 		at += sizeof r + ((r.path_len + 7ull) & ~7ull);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* not a FIFO's open that waits for a writer */
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			return vt_fail(err, "the trampoline map of object %u is in %s, which is gone "
 				       "(%s)", r.object, path, strerror(errno));
-		vt_map_entry *m = r.n && r.n < (1ull << 40) ?
-			realloc(s->map, (s->nmap + r.n) * sizeof *m) : s->map;
+		struct stat st;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || r.object >= PATCH_MAX_OBJECTS ||
+		    r.offset > (uint64_t)st.st_size ||
+		    r.n > ((uint64_t)st.st_size - r.offset) / sizeof(vt_map_entry) ||
+		    r.n > SIZE_MAX / sizeof(vt_map_entry) - s->nmap) {
+			close(fd);
+			return vt_fail(err, "the trampoline map of object %u is no longer in %s: "
+				       "the file changed since the recording", r.object, path);
+		}
+		vt_map_entry *m = r.n ? realloc(s->map, (s->nmap + r.n) * sizeof *m) : s->map;
 		if (r.n && !m) {
 			close(fd);
 			return vt_fail(err, "out of memory");

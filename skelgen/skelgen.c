@@ -21,7 +21,9 @@ typedef struct gen {
 	const skel_opts *o;
 	patch *pt;
 	skel_stats *st;
-	uint8_t *extern_tail;   /* per routine: may leave through unanalyzed code */
+	uint8_t *extern_tail;   /* per routine: may leave through unanalyzed code
+				 * (a tail out of the object, an indirect jump,
+				 * or runs_other_code) */
 	/* Internal routines are entered only by direct calls and jumps from
 	 * analyzed code: no entry word, and their entry values are passed by
 	 * the caller (computed there, or recorded at the call) instead of

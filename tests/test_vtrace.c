@@ -704,6 +704,30 @@ static void test_map_ref_resolved_and_checked(void **state)
 	assert_non_null(strstr(err, "changed since the recording"));
 	vtrace_streams_free(&s);
 	vtrace_close(&t);
+	/* counts the file cannot hold (2^40 entries: a read past the map's
+	 * end; 2^62: 24 n wraps to 0 and the sum is of nothing) */
+	put_map_file(path, e, 2, 0);
+	for (int k = 0; k < 2; k++) {
+		vt_map_ref big = r;
+		big.n = k ? 1ull << 62 : 1ull << 40;
+		big.sum = vt_map_sum(e, 0);
+		static uint8_t bb[4096];
+		memcpy(pay, &big, sizeof big);
+		size_t bat = vt_put_header(bb);
+		vt_map_entry m0 = { 0x1000, 0x10, 5, VT_MAP_DISPLACED };
+		bat = vt_put_chunk(bb, bat, VT_TRAMPOLINE_MAP, 0, 0, &m0, sizeof m0);
+		bat = vt_put_chunk(bb, bat, VT_MAP_REF, 0, 0, pay,
+				   sizeof big + ((plen + 7) & ~(size_t)7));
+		bat = vt_put_start(bb, bat, 0);
+		read_whole(bb, bat, &t, &s);
+		assert_int_equal(s.nmap, 1);
+		assert_int_equal(vt_maps_resolve(&s, err), -1);
+		assert_non_null(strstr(err, "changed since the recording"));
+		assert_int_equal(s.nmap, 1);
+		vtrace_streams_free(&s);
+		vtrace_close(&t);
+	}
+	memcpy(pay, &r, sizeof r);
 	/* and gone */
 	unlink(path);
 	read_whole(b, at, &t, &s);

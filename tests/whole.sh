@@ -92,6 +92,13 @@ grep -q "^total: $whole_n accesses" "$tmp/countq" || bad "SKEL_QRET=0: $(grep '^
 [ -n "$qv" ] && [ "$lv" -lt "$qv" ] || bad "quiet returns record $lv values, RETURNED words $qv"
 echo "whole: values with quiet returns $lv, with RETURNED words $qv"
 
+# SKEL_MAPS=1 (skel check's; a user's by hand): the maps read from the
+# plan cache go down skel run's pipe as references (MAP_REF), which the
+# online replay passes by, as a chunk of no thread (vt_chunk_global)
+SKEL_MAPS=1 ./skel run "$tmp/whole.c" --format count -o "$tmp/countm" -- "$tmp/prog" 300 \
+	>/dev/null 2>"$tmp/maps.err" || bad "skel run with SKEL_MAPS=1: $(tail -3 "$tmp/maps.err")"
+grep -q "^total: [1-9][0-9]* accesses" "$tmp/countm" || bad "skel run with SKEL_MAPS=1: $(tail -2 "$tmp/countm")"
+
 # a stub that code outside every analyzed routine calls is not linked
 # (its callee's entry word keeps the replay's stream in step), the others
 # are (tests/hidcall.s)
