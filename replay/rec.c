@@ -276,6 +276,14 @@ const rec_object *rec_object_at(uint64_t pc)
 	return NULL;
 }
 
+int rec_map_in_order(const vt_map_entry *m, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (m[i].tramp < m[i - 1].tramp + m[i - 1].len)
+			return 0;
+	return 1;
+}
+
 /* The piece of o's trampolines at pc that is one of the program's own
  * instructions, or NULL (recorder code, or none). */
 static const vt_map_entry *rec_map_find(const rec_object *o, uint64_t pc)
@@ -522,10 +530,7 @@ static void rec_object_prepare(rec_object *o, rec_pending *pd,
 			       rec_int3_list *i3, int cached)
 {
 	R.cur = o;
-	/* a map of its own unless a plan's is read (rec_plan_read) */
-	pd->map_base = 0;
-	pd->ref = NULL;
-	pd->nref = 0;
+	*pd = (rec_pending){ 0 };	/* rec_late_objects' are on its stack */
 	rec_sig_hook_plan(o, pd);
 	cached = cached && rec_cache_on();
 	if (cached && !R.plan_check && rec_plan_read(pd, i3) == 0) {
@@ -891,13 +896,9 @@ static void rec_links_write(void)
  * (faults there stay unplaced, loud); a plan's was checked when written. */
 static void rec_map_keep(rec_object *o, rec_pending *pd)
 {
-	size_t m = pd->nmap;
-	/* a plan file's map was checked when it was written */
-	for (size_t i = 1; !pd->map_base && i < m; i++)
-		if (pd->map[i].tramp < pd->map[i - 1].tramp + pd->map[i - 1].len)
-			m = 0;
 	o->map = pd->map;
-	o->nmap = m;
+	/* a plan file's map was checked when it was written */
+	o->nmap = pd->map_base || rec_map_in_order(pd->map, pd->nmap) ? pd->nmap : 0;
 	o->map_base = pd->map_base;
 }
 
@@ -909,7 +910,7 @@ static void rec_map_keep(rec_object *o, rec_pending *pd)
 static void rec_maps_write(rec_object *o, rec_pending *pd, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (R.write_maps && pd[i].ref)
+		if (pd[i].ref)	/* only with SKEL_MAPS (rec_plan_read) */
 			rec_chunk(VT_MAP_REF, 0, pd[i].ref, pd[i].nref);
 		else if (R.write_maps)
 			rec_chunk(VT_TRAMPOLINE_MAP, 0, pd[i].map,

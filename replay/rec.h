@@ -295,6 +295,8 @@ const rec_object *rec_object_at(uint64_t pc);
 /* The link-time pc (and object) of the program's instruction that the
  * recorder displaced into its trampolines at runtime pc; else 0. */
 uint64_t rec_displaced_pc(uint64_t pc, uint32_t *object);
+/* Whether the n pieces of m are in order of tramp and do not overlap. */
+int rec_map_in_order(const vt_map_entry *m, size_t n);
 /* Section 0's object: the executable. */
 #define REC_EXE (&R.obj[0])
 /* Newly mapped objects (dlopen): those a section covers are patched, and

@@ -249,7 +249,8 @@ static int rec_set_from_index(uint64_t th)
 	for (uint64_t k = 0; ok && k < h.n; k++)
 		ok = rec_sec[k].id_len <= SKEL_ID_MAX &&
 		     rec_sec[k].off <= rec_text_len &&
-		     rec_sec[k].len <= rec_text_len - rec_sec[k].off;
+		     rec_sec[k].len <= rec_text_len - rec_sec[k].off &&
+		     (rec_sec[k].tail == REC_NO_TAIL || rec_sec[k].tail <= rec_sec[k].len);
 	if (!ok)
 		return -1;
 	R.set.obj = calloc(h.n, sizeof *R.set.obj);
@@ -487,7 +488,7 @@ size_t rec_section_tail(uint32_t k, rec_tail *t)
 		t->nclosed = p->nclosed;
 		return t->nlinks = p->nlinks;
 	}
-	if (rec_sec[k].tail == REC_NO_TAIL || rec_sec[k].tail > rec_sec[k].len)
+	if (rec_sec[k].tail == REC_NO_TAIL)
 		return 0;
 	const char *b = rec_text + rec_sec[k].off;
 	return rec_tail_read(b + rec_sec[k].tail, b + rec_sec[k].len, t);
@@ -606,10 +607,10 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		map[i] = pd->map[i];
 		map[i].tramp -= (uint64_t)e->p;
 		map[i].kind &= 0xffff;
-		/* a reader takes the map as it is (rec_map_keep) */
-		if (i && map[i].tramp < map[i - 1].tramp + map[i - 1].len)
-			goto out;
 	}
+	/* a reader takes the map as it is (rec_map_keep) */
+	if (!rec_map_in_order(map, pd->nmap))
+		goto out;
 	rec_plan_hdr h = { .version = REC_CACHE_VERSION, .hdr_size = sizeof h,
 			   .patch_hash = R.phash[o->index],
 			   .id_len = p->id_len, .id_kind = p->id_kind,
@@ -870,19 +871,22 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 				w->start, f.ib[k].bstart, f.ib[k].bend, o->index);
 		k++;
 	}
-	/* the map where it is, in the file (which stays mapped), and named
-	 * by reference in the value file (format.h, vt_map_ref) */
+	/* the map where it is, in the file (which stays mapped), and for
+	 * skel check named by reference in the value file (format.h,
+	 * vt_map_ref) */
 	pd->map = f.map;
 	pd->nmap = h->nmap;
 	pd->map_base = base;
-	size_t plen = strlen(path);
-	pd->nref = sizeof(vt_map_ref) + ((plen + 7) & ~(size_t)7);
-	vt_map_ref *ref = pd->ref = calloc(1, pd->nref);
-	if (!ref)
-		rec_die("out of memory");
-	*ref = (vt_map_ref){ base, (uint64_t)((const uint8_t *)f.map - f.file), h->nmap,
-			     h->map_sum, o->index, (uint32_t)plen };
-	memcpy(ref + 1, path, plen);
+	if (R.write_maps) {
+		size_t plen = strlen(path);
+		pd->nref = sizeof(vt_map_ref) + ((plen + 7) & ~(size_t)7);
+		vt_map_ref *ref = pd->ref = calloc(1, pd->nref);
+		if (!ref)
+			rec_die("out of memory");
+		*ref = (vt_map_ref){ base, (uint64_t)((const uint8_t *)f.map - f.file), h->nmap,
+				     h->map_sum, o->index, (uint32_t)plen };
+		memcpy(ref + 1, path, plen);
+	}
 	o->code_lo = base;
 	o->code_hi = base + f.size;
 	R.code_size += f.size;
