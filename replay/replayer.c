@@ -590,6 +590,10 @@ typedef struct stream {
 	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
 	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
+	uint64_t wlast;         /* --stats: values read up to the last access */
+	uint64_t mwords[PATCH_MAX_OBJECTS];	/* and since the access before,
+						   by the object making each */
+	uint64_t macc[PATCH_MAX_OBJECTS];	/* accesses by object */
 	struct scope_hit {      /* scope_of's cache, by the pc's low bits */
 		uint64_t pc;
 		int32_t scope;
@@ -870,6 +874,7 @@ static void hset_merge(hset *into, const hset *from)
  * report_scopes adds to the scopes around it. */
 typedef struct scope_stat {
 	uint64_t count[2], bytes[2];
+	uint64_t words;         /* values read since the access before */
 	lpset lp;               /* lines and pages */
 } scope_stat;
 
@@ -899,7 +904,8 @@ static int32_t scope_of(stream *s, uint64_t pc)
 	return h->scope;
 }
 
-static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
+static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr,
+		      uint64_t words)
 {
 	if (!s->sc) {
 		s->sc = calloc(sk_nscopes, sizeof *s->sc);
@@ -920,18 +926,41 @@ static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 		scope_stat *x = &s->sc[k];
 		x->count[kind]++;
 		x->bytes[kind] += size;
+		x->words += words;
 		lp_add(&x->lp, size, addr);
 	}
 }
 
+/* The values the thread's replay read since its previous access: they
+ * count for this access's object and innermost scope (--stats: where
+ * the value trace's words come from). */
+static uint64_t stats_at(const stream *s)
+{
+	return s->cur ? s->base + (uint64_t)(s->t.w - s->cur->w) : s->base;
+}
+
+static uint64_t stats_words(stream *s)
+{
+	uint64_t at = stats_at(s);
+	uint64_t d = at - s->wlast;
+	s->wlast = at;
+	size_t m = (size_t)(s->t.mod - mods);
+	if (m < PATCH_MAX_OBJECTS) {
+		s->mwords[m] += d;
+		s->macc[m]++;
+	}
+	return d;
+}
+
 static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr)
 {
+	uint64_t words = stats_words(s);
 	lp_add(&s->lp, size, addr);
 	if (approximate())	/* the granularity its accuracy is about */
 		for (uint64_t c = addr / sk_chunk; c <= (addr + (size ? size - 1 : 0)) / sk_chunk; c++)
 			hset_add(&s->chunks, c);
 	if (have_scopes() && s->t.mod == &mods[0])
-		scope_add(s, pc - s->t.bias, kind, size, addr);
+		scope_add(s, pc - s->t.bias, kind, size, addr, words);
 }
 
 struct held_access {
@@ -2647,6 +2676,8 @@ typedef struct totals {
 	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
 	scope_stat *sc;         /* all threads, per scope */
+	uint64_t mwords[PATCH_MAX_OBJECTS], macc[PATCH_MAX_OBJECTS];
+	uint64_t wleft;         /* values after their thread's last access */
 } totals;
 
 static void report_thread(FILE *f, stream *s, totals *tot)
@@ -2682,6 +2713,13 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 			"cache lines (64 B), %zu pages (4 KiB)\n", s->thread, t->count[0] + t->count[1],
 			t->count[0], t->bytes[0], t->count[1], t->bytes[1], s->lp.nlines, s->lp.npages);
 		lp_merge(&tot->lp, &s->lp);
+		for (size_t m = 0; m < nmods; m++) {
+			tot->mwords[m] += s->mwords[m];
+			tot->macc[m] += s->macc[m];
+		}
+		/* the values after its last access: its end, a handler's
+		 * words after its last access, ... */
+		tot->wleft += s->nvalues > s->wlast ? s->nvalues - s->wlast : 0;
 		if (s->sc && !tot->sc && !(tot->sc = calloc(sk_nscopes, sizeof *tot->sc))) {
 			fprintf(stderr, "skel: replay: out of memory (stats)\n");
 			exit(2);
@@ -2692,6 +2730,7 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 				y->count[j] += x->count[j];
 				y->bytes[j] += x->bytes[j];
 			}
+			y->words += x->words;
 			lp_merge(&y->lp, &x->lp);
 			lp_free(&x->lp);
 		}
@@ -2720,6 +2759,7 @@ static void report_scopes(totals *tot)
 				tot->sc[p].count[j] += tot->sc[k].count[j];
 				tot->sc[p].bytes[j] += tot->sc[k].bytes[j];
 			}
+			tot->sc[p].words += tot->sc[k].words;
 			lp_merge(&tot->sc[p].lp, &tot->sc[k].lp);
 		}
 	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++) {
@@ -2734,14 +2774,32 @@ static void report_scopes(totals *tot)
 				snprintf(what, sizeof what, "%*sloop at 0x%" PRIx64 " (depth %u)",
 					 2 * (int)sc->depth, "", sc->pc, sc->depth);
 			fprintf(stderr, "skel: stats: %s: %" PRIu64 " accesses, %" PRIu64
-				" bytes read, %" PRIu64 " bytes written, %zu cache lines, %zu pages\n",
-				what, x->count[0] + x->count[1], x->bytes[0], x->bytes[1],
-				x->lp.nlines, x->lp.npages);
+				" bytes read, %" PRIu64 " bytes written, %zu cache lines, %zu pages, %"
+				PRIu64 " values\n", what, x->count[0] + x->count[1], x->bytes[0],
+				x->bytes[1], x->lp.nlines, x->lp.npages, x->words);
 		}
 		lp_free(&x->lp);
 	}
 	free(tot->sc);
 	tot->sc = NULL;
+}
+
+/* Accesses and values by object: a value counts for the object whose
+ * access the replay made next after reading it. */
+static void report_objects(const totals *tot)
+{
+	for (size_t m = 0; m < nmods; m++) {
+		if (!tot->macc[m] && !tot->mwords[m])
+			continue;
+		const char *o = mods[m].object ? mods[m].object : m ? "?" : "the executable";
+		const char *b = strrchr(o, '/');
+		fprintf(stderr, "skel: stats: object %s: %" PRIu64 " accesses, %" PRIu64
+			" values (%.3f per access)\n", b ? b + 1 : o, tot->macc[m],
+			tot->mwords[m], tot->macc[m] ? (double)tot->mwords[m] / (double)tot->macc[m] : 0.0);
+	}
+	if (tot->wleft)
+		fprintf(stderr, "skel: stats: %" PRIu64 " values after the last access of "
+			"their thread\n", tot->wleft);
 }
 
 static void report_total(FILE *f, totals *tot)
@@ -2758,6 +2816,8 @@ static void report_total(FILE *f, totals *tot)
 	if (stats && approximate())
 		fprintf(stderr, "skel: stats: total: %zu chunks of %llu bytes\n", tot->chunks.n,
 			sk_chunk);
+	if (stats)
+		report_objects(tot);
 	if (stats) {
 		struct rusage ru;
 		report_scopes(tot);

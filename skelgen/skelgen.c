@@ -632,6 +632,8 @@ static uint64_t process_syscall(const routine *r, const block *b, uint32_t i)
 
 static int32_t link_of(const gen *g, uint64_t target);
 static bool reachable(const routine *r, uint32_t b);
+static bool is_header(const routine *r, uint32_t b);
+static bool loop_within(const routine *r, int32_t x, uint32_t l);
 
 /* The link number of the PLT call whose return site is instruction i
  * when the skeleton can read i's RETURNED word at the call itself (only
@@ -1486,6 +1488,77 @@ static void index_probes(rgen *g)
 		g->probe_first[a->probes[k].insn] = k;
 }
 
+/* Whether block b does nothing the replay reads a word for or emits an
+ * access at, and goes on to one block only: returned_site's next one. */
+static int32_t quiet_next(const rgen *g, uint32_t b)
+{
+	const routine *r = g->r;
+	const analysis *a = &g->a;
+	const block *bl = &r->blocks[b];
+	if (bl->nsucc != 1 || !bl->ninsn)
+		return -1;
+	for (uint32_t i = bl->first; i < bl->first + bl->ninsn; i++) {
+		const insn *in = &r->insns[i];
+		if (in->nmem || insn_is_rep(in) || in->op == OP_SYSCALL ||
+		    shared_of(g->g, in->addr) || (g->probe_first[i] < a->nprobes &&
+						      a->probes[g->probe_first[i]].insn == i))
+			return -1;
+	}
+	const insn *last = &r->insns[bl->first + bl->ninsn - 1];
+	uint64_t to = last->flow == FLOW_NEXT ? bl->end : last->flow == FLOW_JUMP ? last->target : 0;
+	int32_t m = cfg_block_of(r, to);
+	if (m <= 0 || (uint32_t)m == b || r->blocks[m].start != to || !reachable(r, (uint32_t)m) ||
+	    (uint32_t)m != bl->succ[0] || is_header(r, (uint32_t)m) ||
+	    (r->blocks[m].flags & BLK_ENTRY) || program_is_entry(g->g->p, to) || shared_of(g->g, to))
+		return -1;
+	/* m may be a loop's exit (exit_loop_ok then leaves its words on
+	 * the loop's edges), not entered into the middle of its loop */
+	const block *mb = &r->blocks[m];
+	for (uint32_t k = 0; k < mb->npred; k++)
+		if (mb->loop >= 0 && !loop_within(r, r->blocks[mb->pred[k]].loop, (uint32_t)mb->loop))
+			return -1;
+	for (size_t i = 0; i < g->g->p->bin.nlp; i++)
+		if (g->g->p->bin.lp_sites[i] == to)
+			return -1;
+	return m;
+}
+
+/* Where the RETURNED word of a call whose return site is block n fires:
+ * n's first instruction; or, when n is too short for the recorder's jmp
+ * rel32 (it would trap there, a signal per return: grep's `call memrchr;
+ * lea r15, [rax+1]` before a join, 2 M times), the first instruction of
+ * the block n falls into, when nothing in n reads a word or makes an
+ * access (the word marks the same point of the replay), and that block
+ * is long enough: n in the same loop as every way into it (not a loop's
+ * exit, whose exit words the skeleton would read on the call's edge
+ * before the word), the next block not a loop header (a word per
+ * iteration) nor entered into the middle of its loop, both entered only
+ * by edges of this routine (quiet_next).  Other ways into the next block
+ * then record the word too, and the skeleton reads it on them. */
+static uint32_t returned_site(const rgen *g, uint32_t n)
+{
+	const routine *r = g->r;
+	const block *rb = &r->blocks[n];
+	uint64_t bs, be;
+	probe_region(g, rb->first, &bs, &be);
+	if (be - bs >= 5)
+		return rb->first;
+	for (uint32_t k = 0; k < rb->npred; k++)
+		if (r->blocks[rb->pred[k]].loop != rb->loop)
+			return rb->first;
+	/* over a few blocks as short (grep: `lea 0x1(%rax),%rdx` then `mov
+	 * %r15,%rbp`, each a join) */
+	int32_t m = (int32_t)n;
+	for (int steps = 0; steps < 4; steps++) {
+		if ((m = quiet_next(g, (uint32_t)m)) < 0)
+			return rb->first;
+		probe_region(g, r->blocks[m].first, &bs, &be);
+		if (be - bs >= 5)
+			return r->blocks[m].first;
+	}
+	return rb->first;
+}
+
 static void prepare(rgen *g)
 {
 	const routine *r = g->r;
@@ -1516,7 +1589,8 @@ static void prepare(rgen *g)
 		    (b->flags & BLK_CALL) && call_needs_returned(g, b)) {
 			int n = cfg_block_of(r, b->end);
 			if (n >= 0 && r->blocks[n].start == b->end)
-				g->returned_at[r->blocks[n].first] = 1;
+				g->returned_at[(b->flags & BLK_SETJMP) ? r->blocks[n].first
+								       : returned_site(g, (uint32_t)n)] = 1;
 		}
 	}
 }

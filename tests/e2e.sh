@@ -226,9 +226,22 @@ want=$(distinct "$tmp/st.txt")
 got=$(sed -n 's/^skel: stats: thread 0: \([0-9]*\) accesses, [0-9]* reads (\([0-9]*\) bytes), [0-9]* writes (\([0-9]*\) bytes), \([0-9]*\) cache lines (64 B), \([0-9]*\) pages.*/\1 accesses, \2 bytes read, \3 bytes written, \4 cache lines, \5 pages/p' "$tmp/st.err")
 [ "$got" = "$want" ] || bad "--stats thread 0: '$got', the trace says '$want'"
 want=$(distinct "$tmp/st-roi.txt")
-got=$(sed -n 's/^skel: stats: routine matmul: //p' "$tmp/st.err")
+got=$(sed -n 's/^skel: stats: routine matmul: \(.*\), [0-9]* values$/\1/p' "$tmp/st.err")
 [ "$got" = "$want" ] || bad "--stats routine matmul: '$got', the trace of --roi matmul says '$want'"
 echo "stats: matmul 30: $got"
+# values by object (each read counts for the access after it) and those
+# after the thread's last access add up to the words the count sink read;
+# the objects' accesses to the total
+$skel replay "$tmp/st.c" "$tmp/st.v" --format count >"$tmp/st.cnt" 2>/dev/null
+words=$(sed -n 's/^thread 0: .*, \([0-9]*\) values$/\1/p' "$tmp/st.cnt")
+sum=$(awk '/^skel: stats: object / { a += $(NF - 6); v += $(NF - 4) }
+	/values after the last access/ { v += $3 }
+	END { print a + 0, v + 0 }' "$tmp/st.err")
+total=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$tmp/st.cnt")
+[ -n "$words" ] && [ "$words" -gt 0 ] && [ "$sum" = "$total $words" ] ||
+	bad "--stats by object: '$sum' (accesses, values), the count sink: $total accesses, $words values"
+grep -q '^skel: stats: object the executable: [1-9][0-9]* accesses' "$tmp/st.err" ||
+	bad "--stats: no line for the executable: $(grep 'stats: object' "$tmp/st.err")"
 
 # Slicing (issue 12): collatz's two Collatz `while` loops touch no memory,
 # so they are not replayed and their branches not recorded: far fewer

@@ -117,7 +117,7 @@ for name in matmul-O2-pie threads-O2-pie strings-O2-pie; do
 	grep -q "stats: total: $acc accesses, .* cache lines, .* pages" "$tmp/stats" ||
 		bad "stats $name: $(tail -1 "$tmp/stats")"
 	# every access belongs to exactly one routine
-	rsum=$(awk '/stats: routine / { s += $(NF - 12) } END { print s + 0 }' "$tmp/stats")
+	rsum=$(awk '/stats: routine / { s += $(NF - 14) } END { print s + 0 }' "$tmp/stats")
 	[ "$rsum" = "$acc" ] || bad "stats $name: routines add up to $rsum accesses, not $acc"
 	rm -f "$tmp"/t.* "$tmp/ref"* "$tmp/got"
 done
