@@ -835,6 +835,9 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.carried)
 		fprintf(stderr, "skel: gen: %u values are computed by the skeleton from others "
 			"instead of recorded (merged at joins, masked, shifted)\n", st.carried);
+	if (rc == 0 && st.phi_edges)
+		fprintf(stderr, "skel: gen: %u values are recorded on the ways into a join that "
+			"need them, instead of at the join\n", st.phi_edges);
 	if (rc == 0 && st.inexact)
 		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
 			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "

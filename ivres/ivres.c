@@ -513,6 +513,12 @@ static int cmp_probe(const void *x, const void *y)
 	return p->reg - q->reg;
 }
 
+void iv_sort_probes(analysis *a)
+{
+	if (a->nprobes)
+		qsort(a->probes, a->nprobes, sizeof *a->probes, cmp_probe);
+}
+
 static void select_probes(analysis *a, need_set *need)
 {
 	const routine *r = a->r;

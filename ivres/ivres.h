@@ -77,6 +77,9 @@ typedef struct probe {
 	uint32_t insn;
 	uint32_t val;       /* PR_REG_*: the SSA value recorded */
 	uint32_t depth;     /* loop depth of the placement (0 = outside loops) */
+	uint8_t edge;       /* PR_REG_*: read at the end of its block for the
+	                       φ copies on that block's edges only (skelgen.c,
+	                       plan_phi_edges); nothing else may use it */
 } probe;
 
 typedef struct analysis {
@@ -105,6 +108,9 @@ typedef struct analysis {
 #define IV_ALL_DIRECT 1
 void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags);
 void iv_free(analysis *a);
+/* a->probes in their order again (by instruction, then as read), after
+ * a caller added some (skelgen.c, plan_phi_edges) */
+void iv_sort_probes(analysis *a);
 /* Text report (skel analyze) and JSON (skel analyze --json). */
 void iv_print(FILE *f, const analysis *a);
 void iv_print_json(FILE *f, const analysis *a, bool first);

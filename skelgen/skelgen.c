@@ -2537,7 +2537,21 @@ typedef struct carry_check {
 	uint32_t b;             /* the φ's block */
 	bool ok;
 	VEC(uint32_t) *more;    /* growing: φs found as arguments */
+	int64_t pred;           /* the edge's block, -1: a computed value's */
 } carry_check;
+
+/* Whether block p's end records value v for its edges (plan_phi_edges). */
+static bool edge_recorded(const rgen *g, int64_t p, uint32_t v)
+{
+	if (p < 0)
+		return false;
+	const block *b = &g->r->blocks[p];
+	uint32_t li = b->first + b->ninsn - 1;
+	for (uint32_t k = g->probe_first[li]; k < g->a.nprobes && g->a.probes[k].insn == li; k++)
+		if (g->a.probes[k].edge && g->a.probes[k].val == v)
+			return true;
+	return false;
+}
 
 /* st[v]: recorded (a probe reads it), and/or a carried candidate;
  * then carried for good (live: a recorded one needs it), and its
@@ -2578,6 +2592,8 @@ static void carry_leaf(uint32_t v, void *arg)
 	 * at the return site, where b starts (a φ of b, or a value b
 	 * defines, is of this iteration on a back edge) */
 	const ssa_value *sv = &c->g->a.s.vals[v];
+	if (!(c->st[v] & CV_RECORDED) && edge_recorded(c->g, c->pred, v))
+		return;
 	if (!(c->st[v] & CV_RECORDED) ||
 	    (sv->kind == V_CLOBBER && c->g->a.s.block_of[sv->insn + 1] == c->b))
 		c->ok = false;
@@ -2594,6 +2610,20 @@ static void carry_counters(carry_check *c, const expr *e)
 	carry_counters(c, e->b);
 }
 
+/* Whether φ v's argument on the edge from its block's k-th predecessor
+ * is known (c: the φ's check, its `more` growing). */
+static bool carry_edge_ok(carry_check *c, uint32_t v, uint32_t k)
+{
+	const ssa_value *sv = &c->g->a.s.vals[v];
+	c->pred = c->g->r->blocks[sv->block].pred[k];
+	expr *e = expr_of_value(c->g->a.ec, sv->args[k]);
+	if (!e)
+		return false;
+	expr_leaves(e, carry_leaf, c);
+	carry_counters(c, e);
+	return c->ok;
+}
+
 /* Whether φ v's arguments are all known on their edges, or a computed
  * value's operands where it is defined; with `more`, the φs among them
  * not yet candidates become candidates (pushed). */
@@ -2602,23 +2632,17 @@ static bool carry_args_ok(const rgen *g, uint32_t v, uint8_t *st, void *more)
 	const ssa_value *sv = &g->a.s.vals[v];
 	if (sv->kind == V_DEF) {
 		/* its operands are defined before it, and read there */
-		carry_check c = { g, st, UINT32_MAX, true, more };
+		carry_check c = { g, st, UINT32_MAX, true, more, -1 };
 		expr *e = expr_of_def_bits(g->a.ec, v);
 		expr_leaves(e, carry_leaf, &c);
 		carry_counters(&c, e);
 		return c.ok;
 	}
 	const block *b = &g->r->blocks[sv->block];
-	carry_check c = { g, st, sv->block, sv->nargs == b->npred, more };
-	for (uint32_t k = 0; k < b->npred && c.ok; k++) {
-		if (!reachable(g->r, b->pred[k]))
-			continue;
-		expr *e = expr_of_value(g->a.ec, sv->args[k]);
-		if (!e)
+	carry_check c = { g, st, sv->block, sv->nargs == b->npred, more, -1 };
+	for (uint32_t k = 0; k < b->npred && c.ok; k++)
+		if (reachable(g->r, b->pred[k]) && !carry_edge_ok(&c, v, k))
 			return false;
-		expr_leaves(e, carry_leaf, &c);
-		carry_counters(&c, e);
-	}
 	return c.ok;
 }
 
@@ -2637,17 +2661,26 @@ static bool routine_plain(const rgen *g)
 	return true;
 }
 
-static void plan_carried(rgen *g)
+typedef VEC(uint32_t) u32_vec;
+
+static bool carry_wanted(const rgen *g)
 {
-	analysis *a = &g->a;
-	if (!a->modeled || g->g->o->all_accesses || g->g->o->approx || !a->nprobes ||
-	    !routine_plain(g))
-		return;
+	const analysis *a = &g->a;
+	return a->modeled && !g->g->o->all_accesses && !g->g->o->approx && a->nprobes &&
+	       routine_plain(g);
+}
+
+/* The values probes record (CV_RECORDED), and the φs and computed values
+ * the skeleton can carry (CV_CARRIED, listed in cand): the candidates,
+ * then, optimistically, those with an argument not known dropped until
+ * none is.  st has a byte per SSA value. */
+static uint8_t *carry_solve(const rgen *g, u32_vec *cand)
+{
+	const analysis *a = &g->a;
 	uint8_t *st = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
-	VEC(uint32_t) cand = {0};
 	for (uint32_t k = 0; k < a->nprobes; k++) {
 		const probe *p = &a->probes[k];
-		if ((p->kind == PR_REG_BEFORE || p->kind == PR_REG_AFTER) && !p->rep)
+		if ((p->kind == PR_REG_BEFORE || p->kind == PR_REG_AFTER) && !p->rep && !p->edge)
 			st[p->val] |= CV_RECORDED;
 	}
 	for (uint32_t k = 0; k < a->nprobes; k++) {
@@ -2657,21 +2690,181 @@ static void plan_carried(rgen *g)
 		if ((p->kind == PR_REG_BEFORE && carry_phi_ok(g, p->val)) ||
 		    (p->kind == PR_REG_AFTER && carry_def_ok(g, p->val))) {
 			st[p->val] |= CV_CARRIED;
-			vec_push(cand, p->val);
+			vec_push(*cand, p->val);
 		}
 	}
 	/* the φs their arguments need, transitively */
-	for (size_t k = 0; k < cand.n; k++)
-		(void)carry_args_ok(g, cand.a[k], st, &cand);
+	for (size_t k = 0; k < cand->n; k++)
+		(void)carry_args_ok(g, cand->a[k], st, cand);
 	/* optimistic: drop the φs with an argument not known, until none */
-	for (bool changed = cand.n > 0; changed;) {
+	for (bool changed = cand->n > 0; changed;) {
 		changed = false;
-		for (size_t k = 0; k < cand.n; k++)
-			if (st[cand.a[k]] & CV_CARRIED && !carry_args_ok(g, cand.a[k], st, NULL)) {
-				st[cand.a[k]] &= (uint8_t)~CV_CARRIED;
+		for (size_t k = 0; k < cand->n; k++)
+			if (st[cand->a[k]] & CV_CARRIED && !carry_args_ok(g, cand->a[k], st, NULL)) {
+				st[cand->a[k]] &= (uint8_t)~CV_CARRIED;
 				changed = true;
 			}
 	}
+	return st;
+}
+
+/* Whether φ v's argument on the edge from its block's k-th predecessor
+ * is known there (st as carry_solve left it). */
+static bool carry_edge_known(const rgen *g, uint8_t *st, uint32_t v, uint32_t k)
+{
+	carry_check c = { g, st, g->a.s.vals[v].block, true, NULL, -1 };
+	return carry_edge_ok(&c, v, k);
+}
+
+/* A probe recording register reg at the end of block p (val: its value
+ * there, on p's edge into h), when p is a block the skeleton replays by
+ * its own edges and whose end runs about as often as that edge: one way
+ * on (h), or a back edge of h's loop whose other way leaves the loop. */
+static bool edge_probe(const rgen *g, uint32_t p, uint32_t h, uint8_t reg, uint32_t val,
+		       probe *out)
+{
+	const routine *r = g->r;
+	const block *b = &r->blocks[p];
+	if (p == 0 || !reachable(r, p) || !b->ninsn || in_bad_loop(g, p) ||
+	    (g->elide_to && g->elide_to[p] >= 0))
+		return false;
+	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
+		if (g->xl[l].n && block_in_loop(r, p, l))
+			return false;
+	uint32_t li = b->first + b->ninsn - 1;
+	const insn *last = &r->insns[li];
+	if (shared_of(g->g, last->addr) || insn_is_rep(last) || last->op == OP_SYSCALL)
+		return false;
+	if (last->flow == FLOW_CJUMP) {
+		int32_t l = r->blocks[h].loop;
+		if (b->nsucc != 2 || l < 0 || r->loops[l].header != h || !block_in_loop(r, p, (uint32_t)l))
+			return false;
+		uint32_t o = b->succ[0] == h ? b->succ[1] : b->succ[0];
+		if (o == h || block_in_loop(r, o, (uint32_t)l))
+			return false;
+	} else if ((last->flow != FLOW_NEXT && last->flow != FLOW_JUMP) || b->nsucc != 1)
+		return false;
+	probe q = { .reg = reg, .insn = li, .val = val,
+		    .depth = b->loop < 0 ? 0 : r->loops[b->loop].depth };
+	if (last->writes & REG_BIT(reg)) {
+		q.kind = PR_REG_AFTER;
+		if (last->flow != FLOW_NEXT || ssa_after(&g->a.s, li, reg) != val)
+			return false;
+	} else {
+		q.kind = PR_REG_BEFORE;
+		if (g->a.s.before[li][reg] != val)
+			return false;
+	}
+	*out = q;
+	return true;
+}
+
+/* φs recorded where their block starts although the skeleton knows their
+ * value on some of the edges into it (an argument it computes, a value
+ * recorded anyway): recorded instead at the ends of the other edges'
+ * blocks, the argument there, so that plan_carried carries the φ and the
+ * edges that know it record nothing.  grep's DFA loop: the text pointer
+ * and the transition table, known on its busy back edges, were recorded
+ * at its header every step. */
+static void plan_phi_edges(rgen *g)
+{
+	analysis *a = &g->a;
+	const routine *r = g->r;
+	if (!carry_wanted(g))
+		return;
+	u32_vec cand = {0};
+	uint8_t *st = carry_solve(g, &cand);
+	VEC(probe) add = {0};
+	u32_vec of = {0};	/* the φ of each */
+	for (uint32_t k = 0; k < a->nprobes; k++) {
+		const probe *p = &a->probes[k];
+		uint32_t v = p->val;
+		const ssa_value *sv = &a->s.vals[v];
+		if (p->kind != PR_REG_BEFORE || p->rep || sv->kind != V_PHI ||
+		    p->insn != r->blocks[sv->block].first || (st[v] & CV_CARRIED) ||
+		    !carry_phi_ok(g, v))
+			continue;
+		const block *hb = &r->blocks[sv->block];
+		size_t n0 = add.n;
+		uint32_t known = 0, unknown = 0;
+		bool ok = sv->nargs == hb->npred;
+		for (uint32_t j = 0; ok && j < hb->npred; j++) {
+			if (!reachable(r, hb->pred[j]))
+				continue;
+			if (carry_edge_known(g, st, v, j)) {
+				known++;
+				continue;
+			}
+			/* the edge's copy reads the argument's leaf: the
+			 * register's value there, recorded as that leaf */
+			const expr *e = expr_of_value(a->ec, sv->args[j]);
+			probe q;
+			ok = e && e->kind == E_LEAF &&
+			     edge_probe(g, hb->pred[j], sv->block, sv->var, sv->args[j], &q);
+			if (ok) {
+				q.val = e->val;
+				q.edge = 1;
+				vec_push(add, q);
+				vec_push(of, v);
+				unknown++;
+			}
+		}
+		if (!ok || !known || !unknown) {
+			add.n = n0;
+			of.n = n0;
+		}
+	}
+	free(cand.a);
+	free(st);
+	/* with them, the φs must be carried, else their probes are words
+	 * for nothing: until every φ left is */
+	uint32_t n0 = a->nprobes;
+	for (bool again = add.n > 0; again;) {
+		again = false;
+		a->nprobes = n0;
+		a->probes = xrealloc(a->probes, (n0 + add.n) * sizeof *a->probes);
+		memcpy(a->probes + n0, add.a, add.n * sizeof *add.a);
+		a->nprobes += (uint32_t)add.n;
+		iv_sort_probes(a);	/* for edge_recorded */
+		index_probes(g);
+		u32_vec c2 = {0};
+		st = carry_solve(g, &c2);
+		free(c2.a);
+		size_t n = 0;
+		for (size_t k = 0; k < add.n; k++)
+			if (st[of.a[k]] & CV_CARRIED) {
+				add.a[n] = add.a[k];
+				of.a[n++] = of.a[k];
+			}
+		again = n < add.n;
+		add.n = of.n = n;
+		free(st);
+		/* the program's probes first again, in order */
+		size_t m = 0;
+		for (uint32_t k = 0; k < a->nprobes; k++)
+			if (!a->probes[k].edge)
+				a->probes[m++] = a->probes[k];
+		assert(m == n0);
+	}
+	if (add.n)
+		memcpy(a->probes + n0, add.a, add.n * sizeof *add.a);
+	a->nprobes = n0 + (uint32_t)add.n;
+	for (size_t k = 0; k < add.n; k++)
+		g->leaf_used[add.a[k].val] = 1;	/* declared, read there */
+	iv_sort_probes(a);
+	index_probes(g);
+	g->g->st->phi_edges += (uint32_t)add.n;
+	free(add.a);
+	free(of.a);
+}
+
+static void plan_carried(rgen *g)
+{
+	analysis *a = &g->a;
+	if (!carry_wanted(g))
+		return;
+	u32_vec cand = {0};
+	uint8_t *st = carry_solve(g, &cand);
 	/* those a recorded one needs, through arguments (CV_LIVE) */
 	for (size_t k = 0; k < cand.n; k++)
 		if ((st[cand.a[k]] & (CV_CARRIED | CV_RECORDED)) == (CV_CARRIED | CV_RECORDED))
@@ -3356,6 +3549,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		plan_exits(&rg);
 		plan_elisions(&rg);
 		plan_late_exits(&rg);
+		plan_phi_edges(&rg);
 		plan_carried(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))

@@ -48,6 +48,8 @@ typedef struct skel_stats {
 	                           outcomes (skelgen.c, plan_exits) */
 	uint32_t carried;       /* φs the skeleton computes on its edges
 	                           instead of recording (plan_carried) */
+	uint32_t phi_edges;     /* probes on the edges whose φ argument the
+	                           skeleton does not know (plan_phi_edges) */
 	/* approximate mode: the expressions bid_select saw (the paper's
 	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
 	uint64_t bid_exprs, bid_kept, bid_aia;
