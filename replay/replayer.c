@@ -1417,6 +1417,7 @@ static void fork_passed(stream *s)
 	s->t.count_only = s->count_only;
 	for (int k = 0; k < 2; k++)
 		s->t.count[k] = s->t.bytes[k] = 0;
+	s->wlast = stats_at(s);	/* --stats: the parent's words are not its */
 }
 
 /* A forked child's words from the parent's pthread_atfork prepare handler

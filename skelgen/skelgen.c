@@ -73,6 +73,9 @@ typedef struct rgen {
 	uint8_t *counter_used;  /* per loop */
 	uint8_t *leaf_used;     /* per SSA value: declared as v<n> */
 	uint8_t *returned_at;   /* per insn: a RETURNED word fires before it */
+	uint8_t *rchain;        /* per block: a return site, or a block after
+	                           it, whose RETURNED word fires further on
+	                           (returned_site): nothing may record there */
 	uint8_t *qret_at;       /* per insn: ...read only when its linked
 				   call does not return quietly (patch_qret) */
 	uint32_t *probe_first;  /* per insn: first probe index (nprobes if none) */
@@ -1497,11 +1500,14 @@ static int32_t quiet_next(const rgen *g, uint32_t b)
 	const block *bl = &r->blocks[b];
 	if (bl->nsucc != 1 || !bl->ninsn)
 		return -1;
+	uint32_t one;
+	/* (g->g->shared is complete from the start; shared_of is not while
+	 * find_shared_probes analyzes the routines) */
 	for (uint32_t i = bl->first; i < bl->first + bl->ninsn; i++) {
 		const insn *in = &r->insns[i];
 		if (in->nmem || insn_is_rep(in) || in->op == OP_SYSCALL ||
-		    shared_of(g->g, in->addr) || (g->probe_first[i] < a->nprobes &&
-						      a->probes[g->probe_first[i]].insn == i))
+		    addrmap_get(&g->g->shared, in->addr, &one) ||
+		    (g->probe_first[i] < a->nprobes && a->probes[g->probe_first[i]].insn == i))
 			return -1;
 	}
 	const insn *last = &r->insns[bl->first + bl->ninsn - 1];
@@ -1509,7 +1515,8 @@ static int32_t quiet_next(const rgen *g, uint32_t b)
 	int32_t m = cfg_block_of(r, to);
 	if (m <= 0 || (uint32_t)m == b || r->blocks[m].start != to || !reachable(r, (uint32_t)m) ||
 	    (uint32_t)m != bl->succ[0] || is_header(r, (uint32_t)m) ||
-	    (r->blocks[m].flags & BLK_ENTRY) || program_is_entry(g->g->p, to) || shared_of(g->g, to))
+	    (r->blocks[m].flags & BLK_ENTRY) || program_is_entry(g->g->p, to) ||
+	    addrmap_get(&g->g->shared, to, &one))
 		return -1;
 	/* m may be a loop's exit (exit_loop_ok then leaves its words on
 	 * the loop's edges), not entered into the middle of its loop */
@@ -1518,7 +1525,7 @@ static int32_t quiet_next(const rgen *g, uint32_t b)
 		if (mb->loop >= 0 && !loop_within(r, r->blocks[mb->pred[k]].loop, (uint32_t)mb->loop))
 			return -1;
 	for (size_t i = 0; i < g->g->p->bin.nlp; i++)
-		if (g->g->p->bin.lp_sites[i] == to)
+		if (g->g->p->bin.lp_pads[i] == to)
 			return -1;
 	return m;
 }
@@ -1535,7 +1542,7 @@ static int32_t quiet_next(const rgen *g, uint32_t b)
  * iteration) nor entered into the middle of its loop, both entered only
  * by edges of this routine (quiet_next).  Other ways into the next block
  * then record the word too, and the skeleton reads it on them. */
-static uint32_t returned_site(const rgen *g, uint32_t n)
+static uint32_t returned_site(rgen *g, uint32_t n)
 {
 	const routine *r = g->r;
 	const block *rb = &r->blocks[n];
@@ -1548,13 +1555,21 @@ static uint32_t returned_site(const rgen *g, uint32_t n)
 			return rb->first;
 	/* over a few blocks as short (grep: `lea 0x1(%rax),%rdx` then `mov
 	 * %r15,%rbp`, each a join) */
-	int32_t m = (int32_t)n;
+	int32_t m = (int32_t)n, way[5] = { (int32_t)n };
 	for (int steps = 0; steps < 4; steps++) {
 		if ((m = quiet_next(g, (uint32_t)m)) < 0)
 			return rb->first;
 		probe_region(g, r->blocks[m].first, &bs, &be);
-		if (be - bs >= 5)
+		if (be - bs >= 5) {
+			/* the blocks passed stay quiet: no exit words
+			 * (exit_loop_ok), no φ's argument (edge_probe) */
+			if (!g->rchain)
+				g->rchain = xcalloc(r->nblocks, 1);
+			for (int k = 0; k <= steps; k++)
+				g->rchain[way[k]] = 1;
 			return r->blocks[m].first;
+		}
+		way[steps + 1] = m;
 	}
 	return rb->first;
 }
@@ -1568,6 +1583,8 @@ static void prepare(rgen *g)
 	g->returned_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
 	free(g->qret_at);
 	g->qret_at = xcalloc(r->ninsn ? r->ninsn : 1, 1);
+	free(g->rchain);
+	g->rchain = NULL;
 	g->probe_first = xmalloc((r->ninsn ? r->ninsn : 1) * sizeof *g->probe_first);
 	index_probes(g);
 	for (uint32_t i = 0; i < a->nacc; i++)
@@ -2241,7 +2258,7 @@ static bool exit_loop_ok(rgen *g, uint32_t l, exit_loop *xl, bool edge)
 		    in->flow != FLOW_CJUMP || !branch_packed(in) || !br ||
 		    (!edge && (!other_ways_in(g, l, tb) ||
 			       shared_of(g->g, r->insns[t->first].addr) ||
-			       g->returned_at[t->first])))
+			       g->returned_at[t->first] || (g->rchain && g->rchain[tb]))))
 			return false;
 		recorded |= br->how == BR_RECORDED;
 		xl->x[j].insn = ix;
@@ -2500,9 +2517,10 @@ static void plan_elisions(rgen *g)
  * known there), not in a sliced or irreducible loop, not block 0 (its
  * entry edge is the call), in routines with neither shared code (one
  * patch for several skeletons), setjmp or landing pads (entered other
- * than by edges), nor approximate mode.  Nothing new is recorded, so
- * this never costs words; slices, elisions and exit loops are planned
- * before it and stay as they are. */
+ * than by edges), nor approximate mode.  Nothing new is recorded here
+ * (plan_phi_edges, before it, adds probes at the ends of the ways into a
+ * φ's block that do not know it, instead of the φ's own); slices, elisions and exit
+ * loops are planned before it and stay as they are. */
 static bool in_bad_loop(const rgen *g, uint32_t b)
 {
 	const routine *r = g->r;
@@ -2726,7 +2744,7 @@ static bool edge_probe(const rgen *g, uint32_t p, uint32_t h, uint8_t reg, uint3
 	const routine *r = g->r;
 	const block *b = &r->blocks[p];
 	if (p == 0 || !reachable(r, p) || !b->ninsn || in_bad_loop(g, p) ||
-	    (g->elide_to && g->elide_to[p] >= 0))
+	    (g->elide_to && g->elide_to[p] >= 0) || (g->rchain && g->rchain[p]))
 		return false;
 	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
 		if (g->xl[l].n && block_in_loop(r, p, l))
@@ -2799,7 +2817,7 @@ static void plan_phi_edges(rgen *g)
 			 * register's value there, recorded as that leaf */
 			const expr *e = expr_of_value(a->ec, sv->args[j]);
 			probe q;
-			ok = e && e->kind == E_LEAF &&
+			ok = e && e->kind == E_LEAF && !SSA_PSEUDO(e->val) &&
 			     edge_probe(g, hb->pred[j], sv->block, sv->var, sv->args[j], &q);
 			if (ok) {
 				q.val = e->val;
@@ -2922,6 +2940,7 @@ static void rgen_free(rgen *g)
 	free(g->counter_used);
 	free(g->leaf_used);
 	free(g->returned_at);
+	free(g->rchain);
 	free(g->qret_at);
 	free(g->probe_first);
 	free(g->args);

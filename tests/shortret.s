@@ -25,6 +25,23 @@ shortret_join:
 	movl %r12d, 4(%r13)
 	dec %ebx
 	jnz .Lloop
+	# the same with a register an address needs, known on the jump's
+	# way (0) and not on the call's (`mov %rax, %r12`, 3 bytes): its
+	# value may not be recorded between the return and the word
+	mov $7, %ebx
+.Lloop2:
+	lea str(%rip), %rdi
+	xor %r12d, %r12d
+	testl $1, %ebx
+	jz shortret_join2
+	call strlen@PLT
+	mov %rax, %r12
+	.globl shortret_join2
+shortret_join2:
+	lea big(%rip), %r13
+	movl %ebx, (%r13,%r12,4)
+	dec %ebx
+	jnz .Lloop2
 	xor %eax, %eax
 	pop %r13
 	pop %r12
@@ -35,4 +52,5 @@ shortret_join:
 	.data
 str:	.asciz "a string of some length"
 buf:	.long 0, 0
+big:	.space 128
 	.section .note.GNU-stack,"",@progbits
