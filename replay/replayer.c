@@ -2792,10 +2792,9 @@ static void report_objects(const totals *tot)
 	for (size_t m = 0; m < nmods; m++) {
 		if (!tot->macc[m] && !tot->mwords[m])
 			continue;
-		const char *o = mods[m].object ? mods[m].object : m ? "?" : "the executable";
-		const char *b = strrchr(o, '/');
+		const char *o = mods[m].object ? base_name(mods[m].object) : m ? "?" : "the executable";
 		fprintf(stderr, "skel: stats: object %s: %" PRIu64 " accesses, %" PRIu64
-			" values (%.3f per access)\n", b ? b + 1 : o, tot->macc[m],
+			" values (%.3f per access)\n", o, tot->macc[m],
 			tot->mwords[m], tot->macc[m] ? (double)tot->mwords[m] / (double)tot->macc[m] : 0.0);
 	}
 	if (tot->wleft)
