@@ -43,11 +43,17 @@
 /* The codes of a buffer the thread packs itself (rec_flush_full), in
  * whole pages. */
 #define REC_JCTL_BYTES ((REC_CTL_BYTES + REC_PAGE - 1) / REC_PAGE * REC_PAGE)
-/* A thread's mapping: the buffer, its guard page, the packing space, the
- * copies of full buffers the flusher writes (rec_thread.jbuf), the codes
- * of those the thread packs (rec_thread.jctl). */
-#define REC_BUF_MAP_BYTES (REC_BUF_BYTES + REC_PAGE + REC_PACK_BYTES + REC_JOBS * REC_BUF_BYTES + \
-			   REC_JCTL_BYTES)
+/* A thread's buffers: the one its cursor is in, and those handed to
+ * the flusher as they are (rec_flush_full: the thread goes on in the
+ * next, instead of copying its words out, which cost csr's recording
+ * 0.19 s of 0.6), each with its guard page after it. */
+#define REC_BUFS (REC_JOBS + 1)
+#define REC_BUF_STRIDE (REC_BUF_BYTES + REC_PAGE)
+/* A thread's mapping: the buffers with their guard pages, the packing
+ * space, the buffers the thread packs itself (rec_thread.jbuf) and their
+ * codes (rec_thread.jctl). */
+#define REC_BUF_MAP_BYTES (REC_BUFS * REC_BUF_STRIDE + REC_PACK_BYTES + \
+			   REC_JOBS * REC_BUF_BYTES + REC_JCTL_BYTES)
 #define REC_MAX_THREADS 4096
 #define REC_MAX_SEGS 16
 #define REC_MAX_BLOCK_INSNS 4096
@@ -113,23 +119,28 @@ typedef struct rec_thread {
 	void *z;		/* the context in zmem, NULL: raw VALUES */
 	int zfresh;		/* its next payload starts a new zstd frame */
 	/* Full buffers handed to the flusher (rec_flush_full), a ring of
-	 * REC_JOBS: job i's words copied to jbuf's (i % REC_JOBS)-th
-	 * buffer, with the stream index of the first, their number, the
-	 * time of the hand-over, and the thread's HEAP events stored by
-	 * then (the flusher writes them first: they precede the words).
+	 * REC_JOBS: job i's words (the buffer itself: the thread goes on in
+	 * the next of its REC_BUFS, in turn), with the stream index of the
+	 * first, their number, the time of the hand-over, and the thread's
+	 * HEAP events stored by then (the flusher writes them first: they
+	 * precede the words).  Jobs are written in order and at most
+	 * REC_JOBS are out, so the buffer after the thread's is free.
 	 * Jobs jtail..jhead-1 are the flusher's, and while there is one, so
 	 * are pack and the compressor;
 	 * everything else that writes for the thread waits until jtail
 	 * reaches jhead (rec_job_wait), and a hand-over waits for a free
 	 * slot. */
-	uint64_t *jbuf;
+	uint64_t *map;		/* the mapping: REC_BUFS buffers, ... */
+	uint32_t bufi;		/* base is buffer bufi of them */
 	/* A job is the words, or, when the thread found the flusher three
 	 * jobs behind, a VALUES payload it packed itself into the job's
-	 * buffer (`packed` bytes from byte `at`), uncompressed: the flusher
-	 * then only writes it, and the thread packs instead of waiting for
-	 * it (rec_flush_full) */
+	 * slot of jbuf (`packed` bytes from byte `at` of `words`),
+	 * uncompressed: the flusher then only writes it, the thread packs
+	 * instead of waiting for it, and keeps its buffer (rec_flush_full) */
+	uint64_t *jbuf;
 	uint8_t *jctl;
 	struct rec_job {
+		uint64_t *words;
 		uint64_t first, n, ns, heap;
 		uint64_t at, packed;
 	} jobs[REC_JOBS];

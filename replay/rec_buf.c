@@ -401,25 +401,36 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 
 /* ------------------------------------------------------ thread streams */
 
-/* The buffer, its guard page, and after it the packing space of its
- * flushes (rec_values). */
+/* t's buffers with their guard pages, and after them the packing space
+ * of its flushes (rec_values); t in the first buffer. */
 int rec_buffer_map(rec_thread *t)
 {
 	size_t size = REC_BUF_MAP_BYTES;
 	char *m = rec_mmap_raw(size);
 	if (!m)
 		return -1;
-	if (rec_syscall3(SYS_mprotect, (long)(m + REC_BUF_BYTES), REC_PAGE,
-			 PROT_NONE)) {
-		rec_munmap_raw(m, size);
-		return -1;
-	}
-	t->pack = (uint8_t *)m + REC_BUF_BYTES + REC_PAGE;
+	for (size_t i = 0; i < REC_BUFS; i++)
+		if (rec_syscall3(SYS_mprotect, (long)(m + i * REC_BUF_STRIDE + REC_BUF_BYTES),
+				 REC_PAGE, PROT_NONE)) {
+			rec_munmap_raw(m, size);
+			return -1;
+		}
+	t->map = (uint64_t *)m;
+	t->pack = (uint8_t *)m + REC_BUFS * REC_BUF_STRIDE;
 	t->jbuf = (uint64_t *)(t->pack + REC_PACK_BYTES);
 	t->jctl = (uint8_t *)(t->jbuf + REC_JOBS * (REC_BUF_BYTES / 8));
-	t->base = t->sent = (uint64_t *)m;
-	t->guard = (uint64_t *)(m + REC_BUF_BYTES);
+	t->bufi = 0;
+	t->base = t->sent = t->map;
+	t->guard = t->base + REC_BUF_BYTES / 8;
 	return 0;
+}
+
+/* t's next buffer, free (struct rec_thread, jobs), the one it writes. */
+static void rec_buffer_next(rec_thread *t)
+{
+	t->bufi = (t->bufi + 1) % REC_BUFS;
+	t->base = t->map + (size_t)t->bufi * (REC_BUF_STRIDE / 8);
+	t->guard = t->base + REC_BUF_BYTES / 8;
 }
 
 /* The recorder's handlers run on an alternate stack (SA_ONSTACK): a
@@ -1036,7 +1047,7 @@ static void rec_thread_end(rec_thread *t, uint32_t flags)
 	rec_self = &R.sink;
 	rec_cursor = R.sink.base;
 	/* the header page stays: the crash flush may still look at t */
-	rec_munmap_raw(t->base, REC_BUF_MAP_BYTES);
+	rec_munmap_raw(t->map, REC_BUF_MAP_BYTES);
 	rec_z_drop(t);
 }
 
@@ -1084,7 +1095,7 @@ void rec_thread_close_dead(rec_thread *t)
 	}
 	rec_unlock(&t->lock);
 	if (!was) {
-		rec_munmap_raw(t->base, REC_BUF_MAP_BYTES);
+		rec_munmap_raw(t->map, REC_BUF_MAP_BYTES);
 		rec_z_drop(t);
 	}
 	rec_unlock(&R.pass);
@@ -1192,7 +1203,7 @@ __asm__(".text\n"
 	"1:	ret\n"
 	".size rec_clone_raw, .-rec_clone_raw\n");
 
-/* The words of t's i-th job (of its ring of REC_JOBS). */
+/* Where t packs its i-th job itself (of its ring of REC_JOBS). */
 static uint64_t *rec_job_words(const rec_thread *t, uint32_t i)
 {
 	return t->jbuf + (size_t)(i % REC_JOBS) * (REC_BUF_BYTES / 8);
@@ -1213,9 +1224,9 @@ static void rec_job_run(rec_thread *t)
 	rec_heap_flush_upto(t, j->heap, rec_chunk_raw);
 	if (j->packed)
 		rec_payload(t, raw ? NULL : rec_z_of(t), j->first, j->n,
-			    (const uint8_t *)rec_job_words(t, i) + j->at, j->packed);
+			    (const uint8_t *)j->words + j->at, j->packed);
 	else
-		rec_values(t, j->first, rec_job_words(t, i), j->n, raw);
+		rec_values(t, j->first, j->words, j->n, raw);
 	rec_stamp(t, j->first + j->n, j->ns);
 	atomic_fetch_add(&R.values, j->n);
 	atomic_store_explicit(&t->jtail, i + 1, memory_order_release);
@@ -1398,13 +1409,6 @@ void rec_flusher_forked(void)
 		rec_flusher_start(1);
 }
 
-/* The words of a thread's buffer, no libc (it may be patched). */
-static void rec_copy_words(uint64_t *to, const uint64_t *from, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		to[i] = from[i];
-}
-
 void rec_flush_full(rec_thread *t)
 {
 	if (rec_tp_check(t) || !atomic_load(&rec_behind) || t->index >= REC_MAX_THREADS ||
@@ -1435,6 +1439,7 @@ void rec_flush_full(rec_thread *t)
 			 * file, 700 M words, SKEL_COMPRESS=0: 3.4 -> 2.7 s */
 			uint8_t *slot = (uint8_t *)rec_job_words(t, i);
 			size_t bytes, used;
+			j->words = (uint64_t *)slot;
 			const uint8_t *head = rec_pack(slot, REC_BUF_BYTES - REC_CTL_BYTES -
 							     sizeof(vt_packed) - 16,
 						       t->jctl, t->written, t->sent, n, &bytes, &used);
@@ -1444,8 +1449,10 @@ void rec_flush_full(rec_thread *t)
 				atomic_fetch_add(&rec_jobs_packed, 1);
 			}
 		}
-		if (!j->packed)
-			rec_copy_words(rec_job_words(t, i), t->sent, n);
+		if (!j->packed) {	/* the buffer itself */
+			j->words = t->sent;
+			rec_buffer_next(t);
+		}
 		j->first = t->written;
 		j->n = n;
 		j->ns = rec_now_ns();

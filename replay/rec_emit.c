@@ -238,7 +238,7 @@ static void rec_fs(rec_emit *e, uint8_t op, int reg, int field)
 	rec_b4(e, (int32_t)(R.cursor_off + field));
 }
 
-enum { REC_RAX, REC_RCX };
+enum { REC_RAX = 0, REC_RDX = 2 };	/* register numbers */
 
 /* rsp less the thread's previous one (PATCH_DSP); a value less delta
  * slot s (PATCH_DREG, PATCH_DADDR).  Runtime addresses are never this
@@ -249,24 +249,23 @@ enum { REC_RAX, REC_RCX };
 /* The value in rax less `minus` (a runtime address, or the thread's
  * previous rsp or delta slot, which then takes the value), recorded as a
  * word: the flush packs the small differences (format.h, vt_pack).
- * Flag-free; rcx is saved around it. */
+ * Flag-free; rdx, saved by the frame and reloaded by the store, is the
+ * scratch. */
 static void rec_minus(rec_emit *e, uint64_t minus)
 {
-	rec_b1(e, 0x51);				/* push rcx */
 	if (minus >= REC_MINUS_LASTSP && minus < REC_MINUS_DSLOT(PATCH_DSLOTS)) {
 		int32_t at = minus == REC_MINUS_LASTSP ? REC_TLS_LASTSP :
 			     REC_TLS_DSLOT + 8 * (int32_t)(minus - REC_MINUS_DSLOT(0));
-		rec_fs(e, 0x8b, REC_RCX, at);
+		rec_fs(e, 0x8b, REC_RDX, at);
 		rec_fs(e, 0x89, REC_RAX, at);
 	} else {
-		rec_b(e, "\x48\xb9", 2);		/* mov rcx, imm64 */
+		rec_b(e, "\x48\xba", 2);		/* mov rdx, imm64 */
 		rec_reloc(e, REC_ABS64, e->len, minus);
 		rec_b(e, &minus, 8);
 	}
-	/* rax - rcx, flag-free */
-	rec_b(e, "\x48\xf7\xd1", 3);			/* not rcx */
-	rec_b(e, "\x48\x8d\x44\x08\x01", 5);	/* lea rax, [rax+rcx+1] */
-	rec_b1(e, 0x59);				/* pop rcx */
+	/* rax - rdx, flag-free */
+	rec_b(e, "\x48\xf7\xd2", 3);			/* not rdx */
+	rec_b(e, "\x48\x8d\x44\x10\x01", 5);	/* lea rax, [rax+rdx+1] */
 	rec_store(e);
 }
 
