@@ -357,6 +357,16 @@ typedef struct block {
 	 * among them, or not code), sorted: tail calls through the table */
 	uint64_t *tails;
 	uint32_t ntails;
+	/* BLK_JUMPTABLE whose table is read-only data (cfg.c, table_shape):
+	 * entry k, jt_size bytes at jt_base + k*jt_size (sign-extended when
+	 * jt_signed), leads to jt_targets[k] = entry + jt_add; jt_count 0
+	 * otherwise */
+	uint64_t jt_base;
+	int64_t jt_add;
+	uint64_t *jt_targets;
+	uint32_t jt_count;
+	uint8_t jt_size;
+	bool jt_signed;
 } block;
 
 typedef struct loop {

@@ -131,6 +131,7 @@ typedef struct jtable {
 	bool guess;         /* unresolved: the targets it may have in the routine */
 	uint64_t via;       /* resolved through the sole branch into this
 			       address (sole_branch_into), else 0 */
+	jt_shape shape;     /* resolved: how the jump reads it */
 } jtable;
 
 typedef struct rbuild {
@@ -261,11 +262,12 @@ static bool try_jump_table(rbuild *rb, uint32_t idx, const regconst *rc, bool hi
 	uint64_t via = 0;
 	size_t n = jump_window(rb, idx, win, widx, taken, rc ? &via : NULL);
 	uint64_t *t = NULL;
+	jt_shape shape;
 	size_t nt = jt_resolve(&rb->c->p->bin, win, taken, n, rc ? &rc[widx[0]] : NULL,
-			       hints, &t);
+			       hints, &t, &shape);
 	if (!nt)
 		return false;
-	jtable jt = { rb->insns.a[idx].addr, t, nt, false, via };
+	jtable jt = { rb->insns.a[idx].addr, t, nt, false, via, shape };
 	vec_push(rb->tables, jt);
 	for (size_t x = 0; x < nt; x++)
 		if (!leaves_routine(rb, t[x]))
@@ -383,6 +385,26 @@ static int cmp_insn(const void *x, const void *y)
 static bool ends_block(const insn *in)
 {
 	return in->flow != FLOW_NEXT && in->flow != FLOW_SYSCALL;
+}
+
+/* A resolved table whose entries the skeleton may read as the program
+ * does: all in one section that is not writable (in the file as at run
+ * time: no relocation applies there, the entries are read from the
+ * file) and code targets. */
+static void table_shape(const binary *bin, block *b, const jtable *jt)
+{
+	const jt_shape *sh = &jt->shape;
+	const elf_section *sec = elf_section_at(bin, sh->base);
+	if (jt->guess || !sh->count || sh->count != jt->n || sh->stride != sh->lsize || !sec ||
+	    sec->write || !sec->data || sh->base + (uint64_t)sh->count * sh->lsize > sec->addr + sec->size)
+		return;
+	b->jt_base = sh->base;
+	b->jt_add = sh->add;
+	b->jt_size = sh->lsize;
+	b->jt_signed = sh->lsigned;
+	b->jt_targets = xmalloc(jt->n * sizeof *b->jt_targets);
+	memcpy(b->jt_targets, jt->t, jt->n * sizeof *jt->t);
+	b->jt_count = (uint32_t)jt->n;
 }
 
 static const jtable *find_table(const rbuild *rb, uint64_t at)
@@ -674,7 +696,7 @@ static void record_guesses(rbuild *rb)
 			if (rb->guess_at.a[k] == at && !dup && !splits_insn(rb, g))
 				vec_push(t, g);
 		}
-		jtable jt = { at, t.a, t.n, true, 0 };
+		jtable jt = { at, t.a, t.n, true, 0, { 0 } };
 		vec_push(rb->tables, jt);
 	}
 }
@@ -809,6 +831,7 @@ static void link_block(rbuild *rb, uint32_t bi)
 			break;
 		}
 		b->flags |= BLK_JUMPTABLE;
+		table_shape(&rb->c->p->bin, b, jt);
 		for (size_t k = 0; k < jt->n; k++) {
 			if (leaves_routine(rb, jt->t[k]))
 				add_tail(b, jt->t[k]);
@@ -852,6 +875,7 @@ static void routine_clear(routine *r)
 		free(r->blocks[i].succ);
 		free(r->blocks[i].pred);
 		free(r->blocks[i].tails);
+		free(r->blocks[i].jt_targets);
 	}
 	for (uint32_t i = 0; i < r->nloops; i++) {
 		loop *l = &r->loops[i];

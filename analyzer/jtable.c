@@ -509,7 +509,8 @@ size_t jt_unbounded(const binary *b, const insn *const *window, const bool *take
 }
 
 size_t jt_resolve(const binary *b, const insn *const *window, const bool *taken,
-		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets)
+		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets,
+		  jt_shape *shape)
 {
 	jt_state s;
 	aval t;
@@ -524,6 +525,8 @@ size_t jt_resolve(const binary *b, const insn *const *window, const bool *taken,
 		if (!jt_entry(b, &t, k, &out[k]) || !cfg_is_code(b, out[k]))
 			goto bad;
 	*targets = out;
+	if (shape)
+		*shape = (jt_shape){ t.base, t.a, t.c, (uint32_t)s.bound, t.lsize, t.lsigned };
 	return (size_t)s.bound;
 bad:
 	free(out);

@@ -34,14 +34,27 @@ typedef struct jt_code {
  * (the state before each instruction), to free(). */
 regconst *regconst_solve(const jt_code *c);
 
+/* A bounded table as the jump reads it: entry k is the lsize bytes at
+ * base + k*stride (sign-extended when lsigned), the target that entry
+ * plus `add`; `count` entries (jt_resolve's bound). */
+typedef struct jt_shape {
+	uint64_t base;
+	int64_t stride, add;
+	uint32_t count;
+	uint8_t lsize;
+	bool lsigned;
+} jt_shape;
+
 /* The jump table of the indirect jump window[n-1], from the path
  * window[0..n) before it (taken[i]: the path takes the conditional jump
  * window[i]; taken may be NULL: none is taken) and the registers known at
  * window[0] (may be NULL; with use_hints, a varying register's hint is
  * taken as its value).  Returns the number of targets (malloc'd into
- * *targets), 0 when no bounded table is recognised. */
+ * *targets, in table order), 0 when no bounded table is recognised;
+ * *shape (if not NULL) says how the jump reads it. */
 size_t jt_resolve(const binary *b, const insn *const *window, const bool *taken,
-		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets);
+		  size_t n, const regconst *at_start, bool use_hints, uint64_t **targets,
+		  jt_shape *shape);
 
 /* A table whose index bound the window does not show (the compare is in
  * another block): its entries from the first on, while each is a code

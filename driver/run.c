@@ -835,6 +835,9 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.carried)
 		fprintf(stderr, "skel: gen: %u values are computed by the skeleton from others "
 			"instead of recorded (merged at joins, masked, shifted)\n", st.carried);
+	if (rc == 0 && st.tables)
+		fprintf(stderr, "skel: gen: %u jump tables' destinations are read by the skeleton "
+			"from the table instead of recorded\n", st.tables);
 	if (rc == 0 && st.phi_edges)
 		fprintf(stderr, "skel: gen: %u values are recorded on the ways into a join that "
 			"need them, instead of at the join\n", st.phi_edges);

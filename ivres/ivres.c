@@ -405,6 +405,23 @@ static bool branch_condition(analysis *a, uint32_t j, branch_info *br)
 	return br->lhs && br->rhs && br->bits >= 8;
 }
 
+/* A branch is computed when its compare's leaves are recorded anyway:
+ * needed by an address or by a branch computed already.  The needed set
+ * only grows, so the branches are tried again until none changes (a
+ * loop's entry test reads the bound its exit test needs, decided later). */
+static bool try_compute(analysis *a, need_set *need, branch_info *br, int32_t lp)
+{
+	avail_check c = { a, need, lp, true };
+	expr_leaves(br->lhs, avail_leaf, &c);
+	expr_leaves(br->rhs, avail_leaf, &c);
+	if (!c.ok)
+		return false;
+	br->how = BR_COMPUTED;
+	expr_leaves(br->lhs, need_leaf, need);
+	expr_leaves(br->rhs, need_leaf, need);
+	return true;
+}
+
 static void classify_branches(analysis *a, need_set *need)
 {
 	const routine *r = a->r;
@@ -415,22 +432,114 @@ static void classify_branches(analysis *a, need_set *need)
 		if (r->insns[j].flow != FLOW_CJUMP || (bl->idom < 0 && b != 0))
 			continue;
 		branch_info br = { .insn = j, .how = BR_RECORDED, .cc = r->insns[j].cond };
-		if (a->modeled && !in_irreducible(r, b) && branch_condition(a, j, &br)) {
-			avail_check c = { a, need, bl->loop, true };
-			expr_leaves(br.lhs, avail_leaf, &c);
-			expr_leaves(br.rhs, avail_leaf, &c);
-			if (c.ok) {
-				br.how = BR_COMPUTED;
-				expr_leaves(br.lhs, need_leaf, need);
-				expr_leaves(br.rhs, need_leaf, need);
-			}
-		}
-		if (br.how == BR_RECORDED)
+		if (!a->modeled || in_irreducible(r, b) || !branch_condition(a, j, &br))
 			br.lhs = br.rhs = NULL;
 		vec_push(brs, br);
 	}
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t k = 0; k < brs.n; k++)
+			if (brs.a[k].how == BR_RECORDED && brs.a[k].lhs &&
+			    try_compute(a, need, &brs.a[k],
+					r->blocks[block_of_insn(r, brs.a[k].insn)].loop))
+				changed = true;
+	}
+	for (size_t k = 0; k < brs.n; k++)
+		if (brs.a[k].how == BR_RECORDED)
+			brs.a[k].lhs = brs.a[k].rhs = NULL;
 	a->br = brs.a;
 	a->nbr = (uint32_t)brs.n;
+}
+
+/* ------------------------------------------------------- jump tables */
+
+/* e as a sum: *leaf its one leaf (SSA_NONE: none; false if more, or any
+ * other operation), *nbias how often the load bias is added, *k the
+ * constant. */
+static bool sum_terms(const expr *e, uint32_t *leaf, int *nbias, int64_t *k)
+{
+	switch (e->kind) {
+	case E_CONST:
+		*k += e->k;
+		return true;
+	case E_LEAF:
+		if (e->val == SSA_BIAS) {
+			(*nbias)++;
+			return true;
+		}
+		if (SSA_PSEUDO(e->val) || *leaf != SSA_NONE)
+			return false;
+		*leaf = e->val;
+		return true;
+	case E_ADD:
+		return sum_terms(e->a, leaf, nbias, k) && sum_terms(e->b, leaf, nbias, k);
+	default:
+		return false;
+	}
+}
+
+/* The access of block b's jump-table load, when the jump's destination
+ * is the entry it loads (extended as the table's are) plus the table's
+ * constant, in link-time terms, and the skeleton computes its address:
+ * the skeleton then reads the entry from the table (the bytes of the
+ * file, read-only at run time), checking that the address is in it.
+ * -1 otherwise. */
+static int32_t table_access(const analysis *a, uint32_t b)
+{
+	const routine *r = a->r;
+	const block *bl = &r->blocks[b];
+	const binary *bin = &a->p->bin;
+	uint32_t j = bl->first + bl->ninsn - 1;
+	const insn *jmp = &r->insns[j];
+	bool fixed = !bin->pie && !bin->shared;	/* load bias 0 */
+	uint32_t load = j;
+	if (!(bl->flags & BLK_JUMPTABLE) || !bl->jt_count || jmp->nopd < 1 ||
+	    in_irreducible(r, b))
+		return -1;
+	if (jmp->opd[0].type == OPD_REG) {
+		/* jmp reg: reg = entry + the table's constant (+ the bias) */
+		uint32_t leaf = SSA_NONE;
+		int nbias = 0;
+		int64_t k = 0;
+		expr *e = expr_of_value(a->ec, a->s.before[j][jmp->opd[0].reg]);
+		if (!e || !sum_terms(e, &leaf, &nbias, &k) || leaf == SSA_NONE ||
+		    k != bl->jt_add || !(nbias == 1 || (nbias == 0 && fixed)))
+			return -1;
+		const ssa_value *v = &a->s.vals[leaf];
+		if (v->kind != V_DEF)
+			return -1;
+		load = v->insn;
+		const insn *l = &r->insns[load];
+		if (l->nmem != 1 || l->opd[0].type != OPD_REG ||
+		    !(l->op == OP_MOVSX ? bl->jt_signed && bl->jt_size == 4 && l->opd[0].size == 8 :
+		      l->op == OP_MOV && l->opd[0].size == bl->jt_size && !bl->jt_signed))
+			return -1;
+	} else if (!(fixed && bl->jt_add == 0 && bl->jt_size == 8)) {
+		return -1;	/* jmp [mem]: an absolute entry, bias 0 */
+	}
+	for (uint32_t i = 0; i < a->nacc; i++)
+		if (a->acc[i].insn == load && a->acc[i].k == 0 && a->acc[i].addr &&
+		    !a->acc[i].rep && a->acc[i].size == bl->jt_size && (a->acc[i].kind & ACC_R))
+			return (int32_t)i;
+	return -1;
+}
+
+static void classify_tables(analysis *a)
+{
+	const routine *r = a->r;
+	if (!a->modeled)
+		return;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		int32_t i = table_access(a, b);
+		if (i < 0)
+			continue;
+		if (!a->jt_acc) {
+			a->jt_acc = xmalloc(r->nblocks * sizeof *a->jt_acc);
+			for (uint32_t x = 0; x < r->nblocks; x++)
+				a->jt_acc[x] = -1;
+		}
+		a->jt_acc[b] = i;
+	}
 }
 
 /* ------------------------------------------------------------- probes */
@@ -542,13 +651,15 @@ static void select_probes(analysis *a, need_set *need)
 			probe p = { .kind = PR_BRANCH, .insn = a->br[i].insn };
 			vec_push(pr, p);
 		}
-	/* the skeleton follows a jump table by its recorded destination */
+	/* the skeleton follows a jump table by its recorded destination,
+	 * or one it reads from the table (classify_tables) */
 	for (uint32_t b = 0; b < r->nblocks; b++) {
 		uint32_t last = r->blocks[b].first + r->blocks[b].ninsn - 1;
 		/* and checks an indirect call's destination where code outside
 		 * every known function exists, which such a call could reach
 		 * unseen (program_unreached) */
-		if (r->blocks[b].flags & (BLK_JUMPTABLE | BLK_IJUMP) ||
+		if ((r->blocks[b].flags & (BLK_JUMPTABLE | BLK_IJUMP) &&
+		     !(a->jt_acc && a->jt_acc[b] >= 0)) ||
 		    (r->insns[last].flow == FLOW_ICALL && a->p->unreached)) {
 			probe p = { .kind = PR_TARGET, .insn = last };
 			vec_push(pr, p);
@@ -595,6 +706,7 @@ void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags)
 		if (a->acc[i].addr)
 			expr_leaves(a->acc[i].addr, need_leaf, &need);
 	classify_branches(a, &need);
+	classify_tables(a);
 	select_probes(a, &need);
 	addrmap_free(&need.m);
 	iv_affine(a);
@@ -609,6 +721,7 @@ void iv_free(analysis *a)
 	free(a->acc);
 	free(a->cls);
 	free(a->br);
+	free(a->jt_acc);
 	free(a->probes);
 	if (a->ec)
 		expr_ctx_free(a->ec);

@@ -96,6 +96,11 @@ typedef struct analysis {
 	uint32_t ncls;
 	branch_info *br;
 	uint32_t nbr;
+	/* per block: the access that reads the entry of its jump table (a
+	 * read-only one, analyzer.h block.jt_*) at an address the skeleton
+	 * computes, from which it computes the jump's destination instead of
+	 * recording it; -1 elsewhere (NULL: none) */
+	int32_t *jt_acc;
 	probe *probes;      /* sorted by instruction, before-probes first */
 	uint32_t nprobes;
 	/* totals */

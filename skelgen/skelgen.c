@@ -1074,13 +1074,40 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 	}
 }
 
+/* The destination of block b's table jump at pc, read from the table
+ * (ivres.c, classify_tables) at the address its load computes, which
+ * must be one of its entries; a word another routine sharing the jump
+ * records there is read too. */
+static void emit_table_target(rgen *g, const block *b, uint64_t pc, const access_info *x)
+{
+	FILE *f = g->g->f;
+	fprintf(f, "\t{ static const uint64_t jt[%u] = {", b->jt_count);
+	for (uint32_t k = 0; k < b->jt_count; k++)
+		fprintf(f, "%s0x%" PRIx64 "ull", !k ? "\n\t\t" : k % 4 ? ", " : ",\n\t\t",
+			b->jt_targets[k]);
+	fputs(" };\n", f);
+	if (sp_has(shared_of(g->g, pc), SP_TARGET, 0, 0))
+		fprintf(f, "\t(void)TARGET(0x%" PRIx64 "ull);\n", pc);
+	fputs("\tuint64_t jo = (", f);
+	emit_expr(f, x->addr);
+	fprintf(f, ") - t->bias - 0x%" PRIx64 "ull;\n", b->jt_base);
+	fprintf(f, "\tif (jo %% %u || jo / %u >= %u) sk_desync(t, 0x%" PRIx64
+		"ull, \"a jump table's entry address, less the table's\", jo);\n",
+		b->jt_size, b->jt_size, b->jt_count, pc);
+	fprintf(f, "\tuint64_t to = jt[jo / %u]; switch (to) {\n", b->jt_size);
+	g->g->st->tables++;
+}
+
 static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 {
 	const routine *r = g->r;
 	const block *b = &r->blocks[bi];
 	FILE *f = g->g->f;
-	fprintf(f, "\t{ uint64_t to = TARGET(0x%" PRIx64 "ull); switch (to) {\n",
-		r->insns[i].addr);
+	if (g->a.jt_acc && g->a.jt_acc[bi] >= 0)
+		emit_table_target(g, b, r->insns[i].addr, &g->a.acc[g->a.jt_acc[bi]]);
+	else
+		fprintf(f, "\t{ uint64_t to = TARGET(0x%" PRIx64 "ull); switch (to) {\n",
+			r->insns[i].addr);
 	/* a jump table's targets, or an unresolved jump's possible targets
 	 * in the routine (cfg.c): the analysis knows these edges only */
 	for (uint32_t k = 0; k < b->nsucc; k++) {
@@ -1752,7 +1779,7 @@ static void bid_block(rgen *g, const block *b, const uint8_t *cand)
 }
 
 /* The values something still emitted needs: the addresses of kept and of
- * non-candidate accesses, computed branches. */
+ * non-candidate accesses, computed branches, tables read (jt_acc). */
 static uint8_t *needed_values(const rgen *g, const uint8_t *cand)
 {
 	const analysis *a = &g->a;
@@ -1765,6 +1792,9 @@ static uint8_t *needed_values(const rgen *g, const uint8_t *cand)
 			expr_leaves(a->br[k].lhs, need_leaf, &s);
 			expr_leaves(a->br[k].rhs, need_leaf, &s);
 		}
+	for (uint32_t b = 0; a->jt_acc && b < g->r->nblocks; b++)
+		if (a->jt_acc[b] >= 0)	/* a table read by the skeleton */
+			expr_leaves(a->acc[a->jt_acc[b]].addr, need_leaf, &s);
 	return s.mark;
 }
 

@@ -50,6 +50,8 @@ typedef struct skel_stats {
 	                           instead of recording (plan_carried) */
 	uint32_t phi_edges;     /* probes on the edges whose φ argument the
 	                           skeleton does not know (plan_phi_edges) */
+	uint32_t tables;        /* jump tables whose destination the skeleton
+	                           reads from the table (emit_table_target) */
 	/* approximate mode: the expressions bid_select saw (the paper's
 	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
 	uint64_t bid_exprs, bid_kept, bid_aia;

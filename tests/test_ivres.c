@@ -393,6 +393,26 @@ static void test_csr_inner_loop_records_only_column_index(void **state)
 	}
 }
 
+/* Every conditional jump of spmv -O2 is computed: the row loop's entry
+ * test (cmp rsi, rax; jge: row_ptr[r+1] against row_ptr[r]) compares
+ * two recorded values, one needed by an address, the other by the inner
+ * loop's exit test, which comes later in block order; and nrows's test,
+ * needed by the row loop's exit.  Before, the first pass left the entry
+ * test recorded: a word per row. */
+static void test_csr_row_entry_test_is_computed(void **state)
+{
+	(void)state;
+	fixture *f = open_kernel("csr", "O2", "spmv");
+	assert_true(f->a.nbr >= 4);
+	for (uint32_t i = 0; i < f->a.nbr; i++)
+		if (f->a.br[i].how != BR_COMPUTED)
+			fail_msg("spmv -O2: the jump at 0x%lx is recorded",
+				 (unsigned long)pc_of(f, f->a.br[i].insn));
+	for (uint32_t i = 0; i < f->a.nprobes; i++)
+		assert_int_not_equal(f->a.probes[i].kind, PR_BRANCH);
+	close_kernel(f);
+}
+
 /* -------------------------------------------------------------- list */
 
 static void test_list_node_fields_share_one_class(void **state)
@@ -480,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_stencil_O3_innermost_loops_have_no_probes),
 		cmocka_unit_test(test_triangular_inner_bound_follows_outer_counter),
 		cmocka_unit_test(test_csr_inner_loop_records_only_column_index),
+		cmocka_unit_test(test_csr_row_entry_test_is_computed),
 		cmocka_unit_test(test_list_node_fields_share_one_class),
 		cmocka_unit_test(test_irreducible_region_is_traced_directly),
 	};
