@@ -422,6 +422,98 @@ static bool try_compute(analysis *a, need_set *need, branch_info *br, int32_t lp
 	return true;
 }
 
+/* The one leaf of branch br's compare that keeps it recorded: a value
+ * defined in the branch's innermost loop, recordable and not recorded
+ * yet (the others are); SSA_NONE when there is none or more. */
+typedef struct lone_leaf {
+	const analysis *a;
+	const need_set *need;
+	int32_t loop;
+	uint32_t leaf;
+	bool bad;
+} lone_leaf;
+
+static void lone_leaf_of(uint32_t v, void *arg)
+{
+	lone_leaf *c = arg;
+	uint32_t one;
+	if (SSA_PSEUDO(v) || addrmap_get(&c->need->m, v, &one))
+		return;
+	if (!recordable(c->a, v))
+		c->bad = true;
+	else if (!value_in_loop(c->a, v, (uint32_t)c->loop))
+		return;		/* recorded once, outside the loop */
+	else if (c->a->r->blocks[c->a->s.vals[v].block].loop != c->loop ||
+		 (c->leaf != SSA_NONE && c->leaf != v))
+		c->bad = true;
+	else
+		c->leaf = v;
+}
+
+/* Whether block b's jump chooses between two ways that both stay in its
+ * loop, one of them making an access: not an exit (a loop whose only
+ * recorded jumps are exits records its exit once instead, skelgen.c),
+ * nor a jump whose ways meet without an access (not replayed). */
+static bool inner_choice(const analysis *a, uint32_t b)
+{
+	const routine *r = a->r;
+	const block *bl = &r->blocks[b];
+	bool access = false;
+	for (uint32_t k = 0; k < bl->nsucc; k++) {
+		const block *s = &r->blocks[bl->succ[k]];
+		if (bl->loop < 0 || !loop_contains(r, (uint32_t)bl->loop, bl->succ[k]))
+			return false;
+		for (uint32_t i = 0; i < a->nacc && !access; i++)
+			access = a->acc[i].insn >= s->first && a->acc[i].insn < s->first + s->ninsn;
+	}
+	return access;
+}
+
+/* A value whose recording computes two or more of a loop's branches
+ * instead (a byte loaded once, then compared with several constants:
+ * strkern's word count and case folding, a scanner's character
+ * classes): recorded, its branches computed.  A word for two or more,
+ * one of them in the value's own block, so taken as often as the value
+ * is recorded, one of them not an exit (inner_choice: share2's two exits
+ * on a byte are recorded once, where the loop leaves) (tokenize's identifier loop tests a letter first, by an
+ * `or` the skeleton cannot compute, and a digit or '_' only after that:
+ * the byte recorded each time for two tests seldom made cost it 38 %
+ * more words).  true if one was found. */
+static bool record_for_branches(analysis *a, need_set *need, branch_info *br, size_t n)
+{
+	const routine *r = a->r;
+	uint32_t *leaf = xmalloc((n ? n : 1) * sizeof *leaf);
+	bool found = false;
+	for (size_t k = 0; k < n; k++) {
+		int32_t l = r->blocks[block_of_insn(r, br[k].insn)].loop;
+		leaf[k] = SSA_NONE;
+		if (br[k].how != BR_RECORDED || !br[k].lhs || l < 0)
+			continue;
+		lone_leaf c = { a, need, l, SSA_NONE, false };
+		expr_leaves(br[k].lhs, lone_leaf_of, &c);
+		expr_leaves(br[k].rhs, lone_leaf_of, &c);
+		if (!c.bad)
+			leaf[k] = c.leaf;
+	}
+	for (size_t k = 0; k < n && !found; k++) {
+		size_t same = 0;
+		bool here = false;	/* one in the value's own block */
+		bool inner = false;	/* one that stays in the loop */
+		for (size_t j = k; j < n; j++)
+			if (leaf[j] != SSA_NONE && leaf[j] == leaf[k]) {
+				same++;
+				here |= block_of_insn(r, br[j].insn) == a->s.vals[leaf[k]].block;
+				inner |= inner_choice(a, block_of_insn(r, br[j].insn));
+			}
+		if (same < 2 || !here || !inner)
+			continue;
+		addrmap_put(&need->m, leaf[k], 1);
+		found = true;
+	}
+	free(leaf);
+	return found;
+}
+
 static void classify_branches(analysis *a, need_set *need)
 {
 	const routine *r = a->r;
@@ -443,6 +535,8 @@ static void classify_branches(analysis *a, need_set *need)
 			    try_compute(a, need, &brs.a[k],
 					r->blocks[block_of_insn(r, brs.a[k].insn)].loop))
 				changed = true;
+		if (!changed)
+			changed = record_for_branches(a, need, brs.a, brs.n);
 	}
 	for (size_t k = 0; k < brs.n; k++)
 		if (brs.a[k].how == BR_RECORDED)

@@ -374,6 +374,29 @@ static unsigned dslot(uint64_t pc, unsigned key, bool after)
 	return v;
 }
 
+/* Whether register reg after the instruction at pc holds a byte or a
+ * 16-bit word loaded and extended (movzx, movsx from 8 or 16 bits): it is
+ * recorded as it is (PATCH_REG), which packs as small as its change would
+ * (a character: one or two bytes either way), with a cheaper probe (no
+ * delta slot to read and write). */
+static bool narrow_load(uint64_t pc, unsigned reg, bool after)
+{
+	const routine *r = dslot_r;
+	int32_t b = r && after ? cfg_block_of(r, pc) : -1;
+	if (b < 0)
+		return false;
+	const block *bl = &r->blocks[b];
+	for (uint32_t i = bl->first; i < bl->first + bl->ninsn; i++) {
+		const insn *in = &r->insns[i];
+		if (in->addr != pc)
+			continue;
+		return (in->op == OP_MOVZX || in->op == OP_MOVSX) && in->nmem == 1 &&
+		       in->nopd == 2 && in->opd[0].type == OPD_REG && in->opd[0].reg == reg &&
+		       !in->opd[0].high8 && in->opd[1].type == OPD_MEM && in->opd[1].size <= 2;
+	}
+	return false;
+}
+
 /* How the skeleton reads register reg recorded at pc. */
 static const char *reg_in(uint64_t pc, unsigned reg, bool after)
 {
@@ -381,6 +404,8 @@ static const char *reg_in(uint64_t pc, unsigned reg, bool after)
 	static unsigned n;
 	if (reg == R_SP)
 		return "SP()";
+	if (narrow_load(pc, reg, after))
+		return "IN()";
 	char *b = buf[n++ % 4];
 	snprintf(b, sizeof buf[0], "DSMALL(%u)", dslot(pc, reg, after));
 	return b;
@@ -433,10 +458,10 @@ static void add_probe_in(rgen *g, uint32_t i, uint64_t bs, uint64_t be, uint8_t 
 			 patch_what what, uint8_t reg, uint32_t k, uint64_t word)
 {
 	uint64_t pc = g->r->insns[i].addr;
-	if (what == PATCH_REG && reg != R_SP) {
+	if (what == PATCH_REG && reg != R_SP && !narrow_load(pc, reg, after == PATCH_AFTER)) {
 		what = PATCH_DREG;
 		word = dslot(pc, reg, after == PATCH_AFTER);
-	} else if (what == PATCH_REG)
+	} else if (what == PATCH_REG && reg == R_SP)
 		what = PATCH_DSP;
 	else if (what == PATCH_ADDR) {
 		what = PATCH_DADDR;

@@ -413,6 +413,35 @@ static void test_csr_row_entry_test_is_computed(void **state)
 	close_kernel(f);
 }
 
+/* strkern's fold_case: per character `movzx eax, [rdi]; test al, al`
+ * and `lea edx, [rax-0x41]; cmp dl, 0x19; ja`: two outcomes that the
+ * byte decides.  The byte is recorded instead (record_for_branches: a
+ * word for two, one of them in the byte's own block) and both jumps are
+ * computed; before, two outcomes a character were recorded. */
+static void test_strkern_case_loop_records_the_byte(void **state)
+{
+	(void)state;
+	fixture *f = open_kernel("strkern", "O2", "fold_case");
+	assert_int_equal(max_depth(f), 1);
+	for (uint32_t i = 0; i < f->a.nbr; i++)
+		if (f->a.br[i].how != BR_COMPUTED)
+			fail_msg("fold_case -O2: the jump at 0x%lx is recorded",
+				 (unsigned long)pc_of(f, f->a.br[i].insn));
+	uint32_t in_loop = 0;
+	for (uint32_t i = 0; i < f->a.nprobes; i++) {
+		const probe *p = &f->a.probes[i];
+		const insn *in = &f->r->insns[p->insn];
+		if (p->depth < 1)
+			continue;
+		in_loop++;
+		if (p->kind != PR_REG_AFTER || in->op != OP_MOVZX)
+			fail_msg("fold_case -O2: loop probe at 0x%lx is not the loaded byte",
+				 (unsigned long)in->addr);
+	}
+	assert_int_equal(in_loop, 1);
+	close_kernel(f);
+}
+
 /* -------------------------------------------------------------- list */
 
 static void test_list_node_fields_share_one_class(void **state)
@@ -501,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_triangular_inner_bound_follows_outer_counter),
 		cmocka_unit_test(test_csr_inner_loop_records_only_column_index),
 		cmocka_unit_test(test_csr_row_entry_test_is_computed),
+		cmocka_unit_test(test_strkern_case_loop_records_the_byte),
 		cmocka_unit_test(test_list_node_fields_share_one_class),
 		cmocka_unit_test(test_irreducible_region_is_traced_directly),
 	};
