@@ -572,6 +572,20 @@ static bool sum_terms(const expr *e, uint32_t *leaf, int *nbias, int64_t *k)
 	}
 }
 
+/* The constant part of address e, a sum: *k its constant, *nbias how
+ * often the load bias is added; other terms (the index) are left. */
+static void addr_base(const expr *e, int64_t *k, int *nbias)
+{
+	if (e->kind == E_ADD) {
+		addr_base(e->a, k, nbias);
+		addr_base(e->b, k, nbias);
+	} else if (e->kind == E_CONST) {
+		*k += e->k;
+	} else if (e->kind == E_LEAF && e->val == SSA_BIAS) {
+		(*nbias)++;
+	}
+}
+
 /* The access of block b's jump-table load, when the jump's destination
  * is the entry it loads (extended as the table's are) plus the table's
  * constant, in link-time terms, and the skeleton computes its address:
@@ -611,10 +625,22 @@ static int32_t table_access(const analysis *a, uint32_t b)
 	} else if (!(fixed && bl->jt_add == 0 && bl->jt_size == 8)) {
 		return -1;	/* jmp [mem]: an absolute entry, bias 0 */
 	}
-	for (uint32_t i = 0; i < a->nacc; i++)
-		if (a->acc[i].insn == load && a->acc[i].k == 0 && a->acc[i].addr &&
-		    !a->acc[i].rep && a->acc[i].size == bl->jt_size && (a->acc[i].kind & ACC_R))
+	for (uint32_t i = 0; i < a->nacc; i++) {
+		int64_t k = 0;
+		int nbias = 0;
+		if (a->acc[i].insn != load || a->acc[i].k != 0 || !a->acc[i].addr ||
+		    a->acc[i].rep || a->acc[i].size != bl->jt_size || !(a->acc[i].kind & ACC_R))
+			continue;
+		/* the table's own load (not a reload of the entry spilled to
+		 * the stack, which jt_resolve follows, and which would stop
+		 * the replay there): its address is the table's plus an index,
+		 * whose constant gcc may fold in (sed: -256 entries, a signed
+		 * char's) */
+		addr_base(a->acc[i].addr, &k, &nbias);
+		if (k - (int64_t)bl->jt_base >= -65536 && k - (int64_t)bl->jt_base <= 65536 &&
+		    (nbias == 1 || (nbias == 0 && fixed)))
 			return (int32_t)i;
+	}
 	return -1;
 }
 

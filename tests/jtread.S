@@ -4,7 +4,9 @@
  * table's load computes from the byte (recorded anyway), and records no
  * word for the jump.  rw_loop's table is in .data, which the program may
  * change: its destination stays recorded.  With NOPIE, abs_loop jumps
- * through an absolute table in .rodata (jmp *table(,%rax,8)), read too.
+ * through an absolute table in .rodata (jmp *table(,%rax,8)), read too,
+ * and spill_loop loads from one into a register it spills and reloads
+ * before the jump: recorded.
  * main runs each loop over the same 64 bytes of code 0..4 (4 takes the
  * bound check's way, past the table). */
 	.text
@@ -22,6 +24,9 @@ main:
 	lea	code(%rip), %rdi
 	mov	$64, %esi
 	call	abs_loop
+	lea	code(%rip), %rdi
+	mov	$64, %esi
+	call	spill_loop
 #endif
 	xor	%eax, %eax
 	pop	%rbx
@@ -99,6 +104,33 @@ abs_c3:	addq	$4, 24(%r9)
 	jne	1b
 	ret
 	.size	abs_loop, .-abs_loop
+
+/* the entry loaded, spilled to the stack and loaded back before the
+ * jump: the jump's register is the reload, not the table's load, so
+ * the destination stays recorded (the reload's address is no entry's) */
+	.type	spill_loop, @function
+spill_loop:
+	xor	%eax, %eax
+	lea	counts(%rip), %r9
+1:	cmpb	$3, (%rdi,%rax)
+	ja	6f
+	movzbl	(%rdi,%rax), %edx
+	mov	sp_table(,%rdx,8), %rdx
+	mov	%rdx, -8(%rsp)
+	mov	-8(%rsp), %rdx
+	jmp	*%rdx
+sp_c0:	addq	$1, (%r9)
+	jmp	6f
+sp_c1:	addq	$2, 8(%r9)
+	jmp	6f
+sp_c2:	addq	$3, 16(%r9)
+	jmp	6f
+sp_c3:	addq	$4, 24(%r9)
+6:	add	$1, %rax
+	cmp	%rsi, %rax
+	jne	1b
+	ret
+	.size	spill_loop, .-spill_loop
 #endif
 
 	.section .rodata
@@ -112,6 +144,8 @@ ro_table:
 	.align 8
 abs_table:
 	.quad	abs_c0, abs_c1, abs_c2, abs_c3
+sp_table:
+	.quad	sp_c0, sp_c1, sp_c2, sp_c3
 #endif
 code:
 	.byte	0, 1, 2, 3, 4, 3, 2, 1, 0, 0, 1, 1, 2, 2, 3, 3
