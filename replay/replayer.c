@@ -108,6 +108,10 @@ struct sk_module {
 	const uint64_t *links;		/* its linked PLT slots' callees
 					 * (VT_LINKS, sk_plt_linked), or NULL */
 	uint32_t nlinks;
+	/* --stats per routine and loop (sk_scopes, sk_pc_scopes), or 0 */
+	const sk_scope *scopes;
+	const sk_pc_scope *pc_scopes;
+	unsigned nscopes, npc_scopes;
 };
 
 static sk_module mods[PATCH_MAX_OBJECTS];
@@ -143,6 +147,12 @@ static void modules_load(void)
 		mods[0].blocks = sk_fetch_blocks;
 		mods[0].nblocks = sk_nfetch_blocks;
 		mods[0].insn_lens = sk_insn_lens;
+	}
+	if (sk_scopes && &sk_nscopes && sk_pc_scopes && &sk_npc_scopes) {
+		mods[0].scopes = sk_scopes;
+		mods[0].nscopes = sk_nscopes;
+		mods[0].pc_scopes = sk_pc_scopes;
+		mods[0].npc_scopes = sk_npc_scopes;
 	}
 	nmods = 1;
 	const char *env = getenv("SKEL_MODULES");
@@ -180,6 +190,14 @@ static void modules_load(void)
 			m->blocks = module_sym(h, f, "sk_fetch_blocks", true);
 			m->insn_lens = module_sym(h, f, "sk_insn_lens", true);
 			m->nblocks = *n;
+		}
+		n = module_sym(h, f, "sk_nscopes", false);
+		const unsigned *npc = module_sym(h, f, "sk_npc_scopes", false);
+		if (n && npc) {
+			m->scopes = module_sym(h, f, "sk_scopes", true);
+			m->nscopes = *n;
+			m->pc_scopes = module_sym(h, f, "sk_pc_scopes", true);
+			m->npc_scopes = *npc;
 		}
 	}
 	free(list);
@@ -589,7 +607,8 @@ typedef struct stream {
 	unsigned psize;
 	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
-	struct scope_stat *sc;  /* --stats: per scope (sk_scopes) */
+	struct scope_stat *sc[PATCH_MAX_OBJECTS];	/* --stats: per module
+						 * (mods), per scope (its sk_scopes) */
 	uint64_t wlast;         /* --stats: values read up to the last access */
 	uint64_t mwords[PATCH_MAX_OBJECTS];	/* and since the access before,
 						   by the object making each */
@@ -597,6 +616,7 @@ typedef struct stream {
 	struct scope_hit {      /* scope_of's cache, by the pc's low bits */
 		uint64_t pc;
 		int32_t scope;
+		uint32_t mod;
 	} *scope_hits;
 	pthread_t th;
 	bool has_th;
@@ -878,52 +898,53 @@ typedef struct scope_stat {
 	lpset lp;               /* lines and pages */
 } scope_stat;
 
-static bool have_scopes(void)
-{
-	return sk_scopes && &sk_nscopes && sk_pc_scopes && &sk_npc_scopes && sk_nscopes;
-}
-
 #define SCOPE_HITS 64
 
-static int32_t scope_of(stream *s, uint64_t pc)
+/* The innermost scope of link-time pc in module m (index mi), or -1. */
+static int32_t scope_of(stream *s, const sk_module *m, uint32_t mi, uint64_t pc)
 {
 	struct scope_hit *h = &s->scope_hits[pc & (SCOPE_HITS - 1)];
-	if (pc == h->pc)
+	if (pc == h->pc && mi == h->mod)
 		return h->scope;
-	size_t lo = 0, hi = sk_npc_scopes;
+	size_t lo = 0, hi = m->npc_scopes;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (sk_pc_scopes[mid].pc < pc)
+		if (m->pc_scopes[mid].pc < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	h->pc = pc;
-	h->scope = lo < sk_npc_scopes && sk_pc_scopes[lo].pc == pc
-		? (int32_t)sk_pc_scopes[lo].scope : -1;
+	h->mod = mi;
+	h->scope = lo < m->npc_scopes && m->pc_scopes[lo].pc == pc
+		? (int32_t)m->pc_scopes[lo].scope : -1;
 	return h->scope;
 }
 
-static void scope_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t addr,
-		      uint64_t words)
+static void *stats_calloc(size_t n, size_t size)
 {
-	if (!s->sc) {
-		s->sc = calloc(sk_nscopes, sizeof *s->sc);
-		if (!s->sc) {
-			fprintf(stderr, "skel: replay: out of memory (stats)\n");
-			exit(2);
-		}
-		s->scope_hits = malloc(SCOPE_HITS * sizeof *s->scope_hits);
-		if (!s->scope_hits) {
-			fprintf(stderr, "skel: replay: out of memory (stats)\n");
-			exit(2);
-		}
+	void *p = calloc(n, size);
+	if (!p) {
+		fprintf(stderr, "skel: replay: out of memory (stats)\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void scope_add(stream *s, uint32_t mi, uint64_t pc, int kind, unsigned size,
+		      uint64_t addr, uint64_t words)
+{
+	const sk_module *m = &mods[mi];
+	if (!s->scope_hits) {
+		s->scope_hits = stats_calloc(SCOPE_HITS, sizeof *s->scope_hits);
 		for (size_t i = 0; i < SCOPE_HITS; i++)
 			s->scope_hits[i].pc = UINT64_MAX;
 	}
-	int32_t k = scope_of(s, pc);
-	if (k >= 0 && (unsigned)k < sk_nscopes) {
-		scope_stat *x = &s->sc[k];
+	if (!s->sc[mi])
+		s->sc[mi] = stats_calloc(m->nscopes, sizeof *s->sc[mi]);
+	int32_t k = scope_of(s, m, mi, pc);
+	if (k >= 0 && (unsigned)k < m->nscopes) {
+		scope_stat *x = &s->sc[mi][k];
 		x->count[kind]++;
 		x->bytes[kind] += size;
 		x->words += words;
@@ -959,8 +980,9 @@ static void stats_add(stream *s, uint64_t pc, int kind, unsigned size, uint64_t 
 	if (approximate())	/* the granularity its accuracy is about */
 		for (uint64_t c = addr / sk_chunk; c <= (addr + (size ? size - 1 : 0)) / sk_chunk; c++)
 			hset_add(&s->chunks, c);
-	if (have_scopes() && s->t.mod == &mods[0])
-		scope_add(s, pc - s->t.bias, kind, size, addr, words);
+	size_t mi = (size_t)(s->t.mod - mods);
+	if (mi < nmods && s->t.mod->nscopes && s->t.mod->npc_scopes)
+		scope_add(s, (uint32_t)mi, pc - s->t.bias, kind, size, addr, words);
 }
 
 struct held_access {
@@ -2676,7 +2698,7 @@ typedef struct totals {
 	uint64_t count[2], bytes[2];
 	lpset lp;               /* lines and pages */
 	hset chunks;            /* approximate --stats: C-byte chunks */
-	scope_stat *sc;         /* all threads, per scope */
+	scope_stat *sc[PATCH_MAX_OBJECTS];	/* all threads, per module, per scope */
 	uint64_t mwords[PATCH_MAX_OBJECTS], macc[PATCH_MAX_OBJECTS];
 	uint64_t wleft;         /* values after their thread's last access */
 } totals;
@@ -2721,59 +2743,66 @@ static void report_thread(FILE *f, stream *s, totals *tot)
 		/* the values after its last access: its end, a handler's
 		 * words after its last access, ... */
 		tot->wleft += s->nvalues > s->wlast ? s->nvalues - s->wlast : 0;
-		if (s->sc && !tot->sc && !(tot->sc = calloc(sk_nscopes, sizeof *tot->sc))) {
-			fprintf(stderr, "skel: replay: out of memory (stats)\n");
-			exit(2);
-		}
-		for (unsigned k = 0; s->sc && k < sk_nscopes; k++) {
-			scope_stat *x = &s->sc[k], *y = &tot->sc[k];
-			for (int j = 0; j < 2; j++) {
-				y->count[j] += x->count[j];
-				y->bytes[j] += x->bytes[j];
+		for (size_t m = 0; m < nmods; m++) {
+			if (!s->sc[m])
+				continue;
+			if (!tot->sc[m])
+				tot->sc[m] = stats_calloc(mods[m].nscopes, sizeof *tot->sc[m]);
+			for (unsigned k = 0; k < mods[m].nscopes; k++) {
+				scope_stat *x = &s->sc[m][k], *y = &tot->sc[m][k];
+				for (int j = 0; j < 2; j++) {
+					y->count[j] += x->count[j];
+					y->bytes[j] += x->bytes[j];
+				}
+				y->words += x->words;
+				lp_merge(&y->lp, &x->lp);
+				lp_free(&x->lp);
 			}
-			y->words += x->words;
-			lp_merge(&y->lp, &x->lp);
-			lp_free(&x->lp);
+			free(s->sc[m]);
+			s->sc[m] = NULL;
 		}
-		free(s->sc);
-		s->sc = NULL;
 		free(s->scope_hits);
 		s->scope_hits = NULL;
 	}
 }
 
-/* Per routine, then its loops indented by depth; scopes without accesses
- * are left out.  Each scope's counts, lines and pages are first its own
- * and its inner scopes' (innermost first). */
-static void report_scopes(totals *tot)
+/* Per module (the executable's first), per routine, then its loops
+ * indented by depth; scopes without accesses are left out.  Each scope's
+ * counts, lines and pages are first its own and its inner scopes'
+ * (innermost first).  Another object's lines name it ("in libc.so.6"). */
+static void report_module_scopes(size_t mi, scope_stat *sc)
 {
+	const sk_module *m = &mods[mi];
+	const sk_scope *v = m->scopes;
 	uint32_t deepest = 0;
-	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++)
-		if (sk_scopes[k].depth > deepest)
-			deepest = sk_scopes[k].depth;
-	for (uint32_t d = deepest; tot->sc && d > 0; d--)
-		for (unsigned k = 0; k < sk_nscopes; k++) {
-			int32_t p = sk_scopes[k].parent;
-			if (sk_scopes[k].depth != d || p < 0 || (unsigned)p >= sk_nscopes)
+	char in[96] = "";
+	if (mi)
+		snprintf(in, sizeof in, " in %s", m->object ? base_name(m->object) : "?");
+	for (unsigned k = 0; k < m->nscopes; k++)
+		if (v[k].depth > deepest)
+			deepest = v[k].depth;
+	for (uint32_t d = deepest; d > 0; d--)
+		for (unsigned k = 0; k < m->nscopes; k++) {
+			int32_t p = v[k].parent;
+			if (v[k].depth != d || p < 0 || (unsigned)p >= m->nscopes)
 				continue;
 			for (int j = 0; j < 2; j++) {
-				tot->sc[p].count[j] += tot->sc[k].count[j];
-				tot->sc[p].bytes[j] += tot->sc[k].bytes[j];
+				sc[p].count[j] += sc[k].count[j];
+				sc[p].bytes[j] += sc[k].bytes[j];
 			}
-			tot->sc[p].words += tot->sc[k].words;
-			lp_merge(&tot->sc[p].lp, &tot->sc[k].lp);
+			sc[p].words += sc[k].words;
+			lp_merge(&sc[p].lp, &sc[k].lp);
 		}
-	for (unsigned k = 0; tot->sc && k < sk_nscopes; k++) {
-		scope_stat *x = &tot->sc[k];
-		const sk_scope *sc = &sk_scopes[k];
+	for (unsigned k = 0; k < m->nscopes; k++) {
+		scope_stat *x = &sc[k];
 		if (x->count[0] + x->count[1]) {
-			char what[160];
-			if (sc->parent < 0)
-				snprintf(what, sizeof what, "routine %s",
-					 sc->routine < sk_nroutines ? sk_routine_names[sc->routine] : "?");
+			char what[256];
+			if (v[k].parent < 0)
+				snprintf(what, sizeof what, "routine %s%s",
+					 v[k].routine < m->nnames ? m->names[v[k].routine] : "?", in);
 			else
-				snprintf(what, sizeof what, "%*sloop at 0x%" PRIx64 " (depth %u)",
-					 2 * (int)sc->depth, "", sc->pc, sc->depth);
+				snprintf(what, sizeof what, "%*sloop at 0x%" PRIx64 " (depth %u)%s",
+					 2 * (int)v[k].depth, "", v[k].pc, v[k].depth, in);
 			fprintf(stderr, "skel: stats: %s: %" PRIu64 " accesses, %" PRIu64
 				" bytes read, %" PRIu64 " bytes written, %zu cache lines, %zu pages, %"
 				PRIu64 " values\n", what, x->count[0] + x->count[1], x->bytes[0],
@@ -2781,8 +2810,16 @@ static void report_scopes(totals *tot)
 		}
 		lp_free(&x->lp);
 	}
-	free(tot->sc);
-	tot->sc = NULL;
+}
+
+static void report_scopes(totals *tot)
+{
+	for (size_t m = 0; m < nmods; m++) {
+		if (tot->sc[m])
+			report_module_scopes(m, tot->sc[m]);
+		free(tot->sc[m]);
+		tot->sc[m] = NULL;
+	}
 }
 
 /* Accesses and values by object: a value counts for the object whose

@@ -38,6 +38,20 @@ main_n=$(sed -n 's/^total: \([0-9]*\) accesses.*/\1/p' "$tmp/countm")
 grep -q "not traced (no skeleton): .*libc.so.6" "$tmp/rep.err" || bad "replay did not name libc as not traced: $(cat "$tmp/rep.err")"
 echo "whole: executable alone $main_n accesses, with libwhole.so $whole_n"
 
+# --stats per routine covers every object: the library's routines are
+# named with it, they add up to its object line, and all the routines to
+# the total (before, only the executable's routines were there)
+./skel replay "$tmp/whole.c" "$tmp/v" --format count --stats -o /dev/null 2>"$tmp/st" ||
+	bad "replay --stats: $(tail -2 "$tmp/st")"
+grep -q '^skel: stats: routine wl_apply in libwhole.so: [1-9]' "$tmp/st" ||
+	bad "--stats: no line for the library's routine wl_apply: $(grep 'stats: routine' "$tmp/st" | head -3)"
+lib_n=$(sed -n 's/^skel: stats: object libwhole.so: \([0-9]*\) accesses.*/\1/p' "$tmp/st")
+lib_r=$(awk '/^skel: stats: routine .* in libwhole.so: / { s += $(NF - 14) } END { print s + 0 }' "$tmp/st")
+all_r=$(awk '/^skel: stats: routine / { s += $(NF - 14) } END { print s + 0 }' "$tmp/st")
+[ -n "$lib_n" ] && [ "$lib_r" = "$lib_n" ] ||
+	bad "--stats: libwhole.so's routines add up to $lib_r accesses, its object line says ${lib_n:-nothing}"
+[ "$all_r" = "$whole_n" ] || bad "--stats: the routines add up to $all_r accesses, not the $whole_n of the trace"
+
 # --no-slice (and skel trace with fetches, which asks for it): the modules'
 # skeletons are <id>-noslice.c in the cache, and the SKEL-OBJECTS line
 # names them so, or record and replay, other processes without the option,
