@@ -838,6 +838,9 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.tables)
 		fprintf(stderr, "skel: gen: %u jump tables' destinations are read by the skeleton "
 			"from the table instead of recorded\n", st.tables);
+	if (rc == 0 && st.tbytes)
+		fprintf(stderr, "skel: gen: %u conditional jumps record their outcome in the word "
+			"of the byte they test, not a word of their own\n", st.tbytes);
 	if (rc == 0 && st.phi_edges)
 		fprintf(stderr, "skel: gen: %u values are recorded on the ways into a join that "
 			"need them, instead of at the join\n", st.phi_edges);

@@ -123,7 +123,8 @@ static inline const char *skel_reg_name(unsigned r)
  *   enter <block> <pred-start> <pred-end>
  * Numbers are hex, "0x" optional; addresses are link-time (the recorder
  * adds the load bias).  <what>: reg <name> | addr <k> | taken | tbit |
- * target | word <hex>.  See docs/formats.md for the meaning of each. */
+ * treg <name> taken|fallthru | target | word <hex>.  See docs/formats.md
+ * for the meaning of each. */
 #define PATCH_MAGIC "skel-patch"
 #define PATCH_VERSION 1
 
@@ -153,7 +154,15 @@ typedef enum patch_what {
 			   instruction right after its entry word: a call
 			   through a linked PLT slot (patch_link) enters
 			   past both, recording neither */
+	PATCH_TREG,	/* (before) at a conditional jump (a jcc): GPR reg,
+			   which holds a value below PATCH_TREG_MARK (a
+			   byte or 16-bit word loaded and zero-extended),
+			   plus PATCH_TREG_MARK when the jump goes the way
+			   `word` names (PATCH_ON_TAKEN or PATCH_ON_FALL):
+			   the value and the outcome it decides in one
+			   word (skelgen.c, tbyte_plan) */
 } patch_what;
+#define PATCH_TREG_MARK 0x10000u
 /* Every probe but VMMARK records one word; the differences (STARGET, DSP, SWORD,
  * DREG, DADDR) make small words of pointers, pcs and control words,
  * which the flush packs into few bytes (vt_pack), as branch outcomes. */

@@ -193,6 +193,18 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 		pr->what = PATCH_TAKEN;
 	} else if (strcmp(what, "tbit") == 0) {
 		pr->what = PATCH_TBIT;
+	} else if (strcmp(what, "treg") == 0) {
+		pr->what = PATCH_TREG;
+		want = 3;
+		int r = n == 3 ? patch_reg_parse(w[1]) : -1;
+		int way = n == 3 ? (!strcmp(w[2], "taken") ? PATCH_ON_TAKEN :
+				    !strcmp(w[2], "fallthru") ? PATCH_ON_FALL : -1) : -1;
+		if (r < 0 || r == SKEL_RSP || way < 0)
+			return patch_fail(err, line, "'treg' wants a 64-bit register name "
+					  "(rax..r15, not rsp) and the way its mark is on "
+					  "(taken or fallthru)");
+		pr->reg = (uint8_t)r;
+		pr->word = (uint64_t)way;
 	} else if (strcmp(what, "starget") == 0) {
 		pr->what = PATCH_STARGET;
 	} else if (strcmp(what, "dsp") == 0 || strcmp(what, "edsp") == 0) {
@@ -220,8 +232,8 @@ static int patch_what_parse(patch_probe *pr, char **w, int n, unsigned line,
 	    pr->what != PATCH_DSP && pr->what != PATCH_DREG && pr->what != PATCH_VMMARK)
 		return patch_fail(err, line, "only 'reg', 'sreg', 'dreg', 'dsp' and 'vmmark' "
 				  "probes may be 'after'");
-	if (pr->what == PATCH_EDSP && pr->after != PATCH_BEFORE)
-		return patch_fail(err, line, "an 'edsp' probe is 'before' its instruction");
+	if ((pr->what == PATCH_EDSP || pr->what == PATCH_TREG) && pr->after != PATCH_BEFORE)
+		return patch_fail(err, line, "an '%s' probe is 'before' its instruction", what);
 	if (pr->what == PATCH_VMMARK && pr->after != PATCH_AFTER)
 		return patch_fail(err, line, "a 'vmmark' probe is 'after' its system call");
 	if (pr->after >= PATCH_ON_TAKEN && pr->what != PATCH_REG && pr->what != PATCH_DREG &&
@@ -543,6 +555,10 @@ static void patch_what_write(FILE *f, const patch_probe *pr)
 	case PATCH_TBIT:
 		fputs("tbit", f);
 		break;
+	case PATCH_TREG:
+		fprintf(f, "treg %s %s", skel_reg_name(pr->reg),
+			pr->word == PATCH_ON_TAKEN ? "taken" : "fallthru");
+		break;
 	case PATCH_STARGET:
 		fputs("starget", f);
 		break;
@@ -635,6 +651,7 @@ uint64_t patch_hash(const patch *p)
 			h = hash_u64(h, pr->k);
 			break;
 		case PATCH_DREG:
+		case PATCH_TREG:
 			h = hash_u64(h, pr->reg);
 			h = hash_u64(h, pr->word);
 			break;

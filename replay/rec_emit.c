@@ -460,6 +460,32 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 			return -1;
 		rec_b(e, "\x48\x8b\x00", 3);		/* mov rax, [rax] */
 		return 0;
+	case PATCH_TREG:
+		/* where its jump's ways cannot each store their own word
+		 * (rec_store_way): rax = the outcome's mark (setcc, then
+		 * times 8^5 * 2 = PATCH_TREG_MARK by lea), plus the register */
+		if ((cc = rec_cond_code(x)) < 0 || p->reg == SKEL_RSP)
+			return -1;
+		if (p->word == PATCH_ON_FALL)
+			cc ^= 1;		/* the inverse condition */
+		rec_b1(e, 0x0f);		/* setcc al */
+		rec_b1(e, (uint8_t)(0x90 | cc));
+		rec_b1(e, 0xc0);
+		rec_b(e, "\x0f\xb6\xc0", 3);	/* movzx eax, al */
+		for (int k = 0; k < 5; k++)
+			rec_b(e, "\x48\x8d\x04\xc5\0\0\0\0", 8);	/* lea rax, [rax*8] */
+		rec_b(e, "\x48\x8d\x04\x00", 4);	/* lea rax, [rax+rax] */
+		if (p->reg == SKEL_RAX)
+			rec_b(e, "\x48\x8b\x54\x24\x08", 5);	/* mov rdx, [rsp+8] */
+		else if (p->reg == SKEL_RDX)
+			rec_b(e, "\x48\x8b\x14\x24", 4);	/* mov rdx, [rsp] */
+		else {
+			rec_b1(e, (uint8_t)(0x48 | (p->reg & 8 ? 4 : 0)));	/* mov rdx, r */
+			rec_b1(e, 0x89);
+			rec_b1(e, (uint8_t)(0xc2 | (p->reg & 7) << 3));
+		}
+		rec_b(e, "\x48\x8d\x04\x10", 4);	/* lea rax, [rax+rdx] */
+		return 0;
 	case PATCH_VMMARK:	/* records nothing (rec_vmmark) */
 		break;
 	}
@@ -468,7 +494,7 @@ static int rec_value(rec_emit *e, const rec_insn *x, const patch_probe *p)
 
 static const char *const rec_what_name[] = {
 	"reg", "addr", "taken", "target", "word", "tbit", "sreg", "starget",
-	"dsp", "sword", "dreg", "daddr", "vmmark", "edsp",
+	"dsp", "sword", "dreg", "daddr", "vmmark", "edsp", "treg",
 };
 
 /* PATCH_VMMARK: the system call's number pushed, then a call of
@@ -512,7 +538,7 @@ static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 	int skip = e->quiet_pc == x->addr && after == PATCH_BEFORE;
 	for (size_t i = n; i-- > 0;)
 		if (pv[i].p.pc == x->addr && pv[i].p.after == after &&
-		    !(no_tbit && pv[i].p.what == PATCH_TBIT) &&
+		    !(no_tbit && (pv[i].p.what == PATCH_TBIT || pv[i].p.what == PATCH_TREG)) &&
 		    !(skip && (i == e->q0 || i == e->q1)))
 			want++, first = i;
 	if (!want)
@@ -531,9 +557,10 @@ static void rec_probes_but(rec_emit *e, const rec_insn *x, const rec_probe *pv,
 		for (size_t i = 0; i < n; i++) {
 			const patch_probe *p = &pv[i].p;
 			int ctl = p->what == PATCH_TAKEN || p->what == PATCH_TARGET ||
-				  p->what == PATCH_TBIT || p->what == PATCH_STARGET;
+				  p->what == PATCH_TBIT || p->what == PATCH_STARGET ||
+				  p->what == PATCH_TREG;
 			if (p->pc != x->addr || p->after != after || ctl != last ||
-			    (no_tbit && p->what == PATCH_TBIT) ||
+			    (no_tbit && (p->what == PATCH_TBIT || p->what == PATCH_TREG)) ||
 			    (skip && (i == e->q0 || i == e->q1)))
 				continue;
 			if (p->what == PATCH_VMMARK) {
@@ -747,13 +774,42 @@ static int rec_tbit_split(const rec_insn *x, const rec_probe *pv, size_t n)
 			continue;
 		if (p->after == PATCH_ON_TAKEN || p->after == PATCH_ON_FALL)
 			return 0;
-		if (p->what == PATCH_TBIT)
+		if (p->what == PATCH_TBIT || p->what == PATCH_TREG)
 			tbit++;
 		else if (p->what == PATCH_TAKEN || p->what == PATCH_TARGET ||
 			 p->what == PATCH_STARGET)
 			return 0;
 	}
 	return tbit == 1;
+}
+
+/* On way `taken` (1: taken) of x, whose outcome rec_tbit_split found its
+ * ways can store: a tbit's constant (rec_store_const), or a treg's
+ * register plus PATCH_TREG_MARK on the way its word names. */
+static void rec_store_way(rec_emit *e, const rec_insn *x, const rec_probe *pv, size_t n,
+			  int taken)
+{
+	const patch_probe *p = NULL;
+	for (size_t i = 0; i < n && !p; i++)
+		if (pv[i].p.pc == x->addr && pv[i].p.after == PATCH_BEFORE &&
+		    (pv[i].p.what == PATCH_TBIT || pv[i].p.what == PATCH_TREG))
+			p = &pv[i].p;
+	if (!p || p->what == PATCH_TBIT) {
+		rec_store_const(e, x, taken);
+		return;
+	}
+	uint64_t from = rec_here(e);
+	int mark = (p->word == PATCH_ON_TAKEN) == !!taken;
+	rec_b(e, rec_prologue, sizeof rec_prologue);
+	if (p->reg == SKEL_RAX)
+		rec_b(e, "\x48\x8b\x44\x24\x08", 5);	/* mov rax, [rsp+8] */
+	else if (p->reg == SKEL_RDX)
+		rec_b(e, "\x48\x8b\x14\x24", 4);	/* mov rdx, [rsp] */
+	/* lea rax, [reg + mark] */
+	rec_modrm_mem(e, 0x8d, SKEL_RAX, p->reg, -1, 0, mark ? (int32_t)PATCH_TREG_MARK : 0);
+	rec_store(e);
+	rec_b(e, rec_epilogue, sizeof rec_epilogue);
+	rec_map(e, from, x->addr, VT_MAP_PROBE);
 }
 
 /* One trampoline: for each instruction of the span its before-probes, the
@@ -777,7 +833,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		rec_probes_but(e, &x, pv + st->p0, st->np, PATCH_BEFORE, split);
 		if (split) {
 			rec_jcc_emit(e, &x, 1, &tail[ntail].at, &tail[ntail].target);
-			rec_store_const(e, &x, 0);
+			rec_store_way(e, &x, pv + st->p0, st->np, 0);
 			tail[ntail].pc = a;
 			tail[ntail++].tbit = 1;
 			done = 0;
@@ -812,7 +868,7 @@ static uint64_t rec_site_emit(rec_emit *e, const rec_site *st,
 		int32_t d = (int32_t)(e->len - (tail[k].at + 4));
 		memcpy(e->p + tail[k].at, &d, 4);
 		if (tail[k].tbit)
-			rec_store_const(e, &x, 1);
+			rec_store_way(e, &x, pv + st->p0, st->np, 1);
 		else
 			rec_probes(e, &x, pv + st->p0, st->np, PATCH_ON_TAKEN);
 		rec_branch_jmp(e, tail[k].target);

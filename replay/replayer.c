@@ -1898,13 +1898,27 @@ static void held_word(stream *s);
 static void held_clamp(stream *s);
 
 /* Until t->w has a word: events passed, segments taken. */
-static void words_wait(stream *s)
+static bool trip_fault(stream *s, const uint64_t *pcs, unsigned n);
+static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n, const char *why);
+static bool held_due(stream *s);
+static const char early_why[];
+
+/* early: the word is read before the probe that recorded it ran, before
+ * the accesses pcs[0..n) (sk_in_early): a handler the recorder held to
+ * that probe, or a fault's at one of pcs, runs now with its accesses held
+ * until those are made (trip_handlers); where it cannot, loud. */
+static void words_wait_for(stream *s, bool early, const uint64_t *pcs, unsigned n)
 {
 	sk_thread *t = &s->t;
 	if (s->armed)
 		held_word(s);
 	while (t->w == t->end) {
 		if (handler_due(s)) {
+			if (early && (held_due(s) || trip_fault(s, pcs, n))) {
+				if (s->armed || trip_handlers(s, pcs, n, early_why))
+					handler_lost(s, handler_next(s), early_why);
+				continue;
+			}
 			handler_at_word(s);
 			continue;
 		}
@@ -1920,10 +1934,29 @@ static void words_wait(stream *s)
 	held_clamp(s);
 }
 
+static void words_wait(stream *s)
+{
+	words_wait_for(s, false, NULL, 0);
+}
+
 uint64_t sk_end_of_stream(sk_thread *t)
 {
 	words_wait(t->sink);
 	return *t->w++;
+}
+
+/* A byte read with the outcome of the jump after it (sk_in_early): a
+ * handler the recorder held ran at that jump, after the accesses pcs
+ * between the byte's load and the jump: it runs now, its accesses held
+ * until those are made (words_wait_for, held_access).  Others run at
+ * the word, as at any. */
+static const char early_why[] = "it ran at a jump whose outcome the skeleton reads with "
+	"the byte before it (one word: skel gen records a conditional jump's outcome in "
+	"the word of the byte it tests), and the skeleton cannot hold it there";
+
+void sk_in_early_wait(sk_thread *t, const uint64_t *pcs, unsigned n)
+{
+	words_wait_for(t->sink, true, pcs, n);
 }
 
 uint64_t sk_peek_more(sk_thread *t)
@@ -2044,7 +2077,7 @@ static bool trip_fault(stream *s, const uint64_t *pcs, unsigned n)
  * replay stops (handler_run).
  * A count needs no waiting.  Other handlers, and sinks whose events
  * cannot wait (the report's batches, instruction fetches), stay loud. */
-static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
+static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n, const char *why)
 {
 	sk_thread *t = &s->t;
 	if (!handler_due(s))
@@ -2055,12 +2088,13 @@ static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
 		return 1;
 	}
 	if (!(fault || held_due(s)) || s->armed)
-		handler_lost(s, handler_next(s), trip_why);
+		handler_lost(s, handler_next(s), why);
 	if (t->batch || fetches)
-		handler_lost(s, handler_next(s), "it came in a loop whose exit value the "
-			     "skeleton reads at the loop's entry (an exit-value loop), and "
+		handler_lost(s, handler_next(s), "it came where the skeleton reads a word "
+			     "before accesses made before the handler ran (an exit-value "
+			     "loop's entry, or a byte read with the jump it decides), and "
 			     "the report and instruction fetches (--fetches, --sim) cannot "
-			     "wait for the loop's accesses (a trace or a count can)");
+			     "wait for those accesses (a trace or a count can)");
 	s->held_hd = s->hdnext;
 	s->fault = fault;
 	s->fault_pc = handler_next(s)->pc + t->bias;
@@ -2070,7 +2104,7 @@ static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n)
 		handler_run(s);
 	while (!fault && held_due(s));
 	s->capturing = false;
-	trip_handler_check(s, trip_why);
+	trip_handler_check(s, why);
 	if (t->count_only)
 		return 0;
 	s->armed = true;
@@ -2158,7 +2192,7 @@ static int trip_dead(stream *s, const uint64_t *pcs, unsigned n)
 int sk_trip_crashed(sk_thread *t, const uint64_t *pcs, unsigned n)
 {
 	stream *s = t->sink;
-	int dead = trip_handlers(s, pcs, n) ||
+	int dead = trip_handlers(s, pcs, n, trip_why) ||
 		   (t->crash_pc != UINT64_MAX && trip_dead(s, pcs, n));
 	held_clamp(s);
 	return dead;

@@ -479,6 +479,21 @@ void sk_trap(sk_thread *t, uint64_t pc) __attribute__((noreturn));
  * the instruction (a handler that returns makes it again). */
 #define FAULT_POINT(pc, next) SYSCALL_DONE(pc, next)
 
+/* A word recorded at a later probe than where the skeleton reads it: a
+ * narrow value with the outcome of the jump after it (PATCH_TREG,
+ * skelgen.c plan_tbytes), read at the value.  A signal handler the
+ * recorder held to that probe ran after the accesses pcs[0..npcs) the
+ * skeleton makes after the read: its accesses wait for them
+ * (sk_in_early_wait). */
+void sk_in_early_wait(sk_thread *t, const uint64_t *pcs, unsigned npcs);
+static inline uint64_t sk_in_early(sk_thread *t, const uint64_t *pcs, unsigned npcs)
+{
+	if (__builtin_expect(t->w == t->end, 0))
+		sk_in_early_wait(t, pcs, npcs);
+	return *t->w++;
+}
+/* pcs: the accesses between the byte's load and the jump (link-time) */
+#define IN_EARLY(pcs, npcs) sk_in_early(t, (pcs), (npcs))
 #define IN() sk_in(t)
 #define BIT() sk_bit(t)
 #define SMALL() sk_in(t)

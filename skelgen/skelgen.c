@@ -102,6 +102,13 @@ typedef struct rgen {
 	uint8_t *computed_at;   /* per insn: defines one of those values */
 	uint32_t esp_k1;        /* 1 + the probe recorded as edsp (entry rsp,
 	                           skipped by linked calls), or 0 */
+	/* a narrow value and the conditional jump after it, one word
+	 * (plan_tbytes), per insn, or NULL: */
+	uint32_t *tb_at;        /* the value's load: 1 + the jump's insn */
+	uint32_t *tb_val;       /* the jump: 1 + the value's SSA id */
+	uint8_t *tb_reg;        /* the jump: the value's register */
+	uint8_t *tb_way;        /* the jump: PATCH_ON_TAKEN or PATCH_ON_FALL,
+	                           the way whose word has PATCH_TREG_MARK */
 } rgen;
 
 /* A loop whose one recorded value is its exit (plan_exits): where it
@@ -778,13 +785,18 @@ static void patch_insn(rgen *g, uint32_t i)
 			add_probe(g, i, false, PATCH_REG, p->reg, 0, 0);
 			break;
 		case PR_REG_AFTER:
+			if (g->tb_at && g->tb_at[i])	/* recorded at its jump */
+				break;
 			add_probe(g, i, true, PATCH_REG, p->reg, 0, 0);
 			break;
 		case PR_ADDR:
 			add_probe(g, i, false, PATCH_ADDR, 0, recorder_k(&g->r->insns[i], p->k), p->k);
 			break;
 		case PR_BRANCH:
-			add_probe(g, i, false, branch_what(&g->r->insns[i]), 0, 0, 0);
+			if (g->tb_val && g->tb_val[i])
+				add_probe(g, i, false, PATCH_TREG, g->tb_reg[i], 0, g->tb_way[i]);
+			else
+				add_probe(g, i, false, branch_what(&g->r->insns[i]), 0, 0, 0);
 			break;
 		case PR_TARGET:
 			add_probe(g, i, false, PATCH_TARGET, 0, 0, 0);
@@ -1075,6 +1087,9 @@ static void emit_cjump(rgen *g, uint32_t bi, uint32_t i)
 		if (sp_has(shared_of(g->g, in->addr), SP_BRANCH, 0, 0))
 			fputs(branch_packed(in) ? "(void)BIT(), " : "(void)IN(), ", f);
 		emit_condition(f, br);
+	} else if (g->tb_val && g->tb_val[i]) {
+		/* read with the value (plan_tbytes) */
+		fprintf(f, "%stb%u", g->tb_way[i] == PATCH_ON_FALL ? "!" : "", g->tb_val[i] - 1);
 	} else {
 		fputs(branch_packed(in) ? "BIT()" : "IN()", f);
 	}
@@ -1445,6 +1460,21 @@ static void emit_attributed(rgen *g, const access_info *x, const char *addr_var)
 			    addr_var, x->addr);
 }
 
+/* The word of value v loaded at insn i and of the jump's outcome after
+ * it (plan_tbytes), with the accesses between the two, which a handler
+ * held to the jump's probe comes after (sk_in_early_wait). */
+static void emit_tbyte_read(rgen *g, uint32_t i, uint32_t v)
+{
+	FILE *f = g->g->f;
+	uint32_t j = g->tb_at[i] - 1, n = 0;
+	fputs("\t{ static const uint64_t pcs_[] = { ", f);
+	for (uint32_t x = i + 1; x < j; x++)
+		if (g->r->insns[x].nmem)
+			fprintf(f, "%s0x%" PRIx64 "ull", n++ ? ", " : "", g->r->insns[x].addr);
+	fprintf(f, "%s };\n\tuint64_t w_ = IN_EARLY(pcs_, %u); v%u = w_ & 0x%xu; tb%u = w_ >> 16; }\n",
+		n ? "" : "0", n, v, PATCH_TREG_MARK - 1, v);
+}
+
 static void emit_access(rgen *g, const insn *in, const access_info *x)
 {
 	FILE *f = g->g->f;
@@ -1519,6 +1549,8 @@ static void emit_insn(rgen *g, uint32_t i)
 		const probe *p = &a->probes[k];
 		if (p->rep)
 			fprintf(f, "\trep_cx_after = %s;\n", reg_in(in->addr, p->reg, true));
+		else if (g->tb_at && g->tb_at[i])	/* and its jump's outcome */
+			emit_tbyte_read(g, i, p->val);
 		else
 			fprintf(f, "\tv%u = %s;\n", p->val, reg_in(in->addr, p->reg, true));
 	}
@@ -2045,6 +2077,9 @@ static void emit_routine(rgen *g)
 	for (uint32_t l = 0; l < r->nloops; l++)
 		if (g->counter_used[l])
 			fprintf(f, "\tuint64_t I%u = 0;\n", l);
+	for (uint32_t i = 0; g->tb_val && i < r->ninsn; i++)
+		if (g->tb_val[i])
+			fprintf(f, "\tuint64_t tb%u = 0;\n", g->tb_val[i] - 1);
 	for (uint32_t l = 0; g->xl && l < r->nloops; l++)
 		if (g->xl[l].n)
 			emit_exit_decl(g, l);
@@ -2984,6 +3019,93 @@ static void plan_carried(rgen *g)
 	free(st);
 }
 
+/* The probes of insn i: how many, and the after-probes' count. */
+static uint32_t probes_of(const rgen *g, uint32_t i, uint32_t *after, uint32_t *last)
+{
+	const analysis *a = &g->a;
+	uint32_t n = 0;
+	*after = 0;
+	for (uint32_t k = g->probe_first[i]; k < a->nprobes && a->probes[k].insn == i; k++) {
+		n++;
+		*last = k;
+		*after += a->probes[k].kind == PR_REG_AFTER;
+	}
+	return n;
+}
+
+/* The conditional jump at insn i when its outcome can travel with a
+ * byte or 16-bit word loaded and zero-extended earlier in its block
+ * (movzx to a 32- or 64-bit register, recorded raw: narrow_load), the
+ * last value recorded before the jump (nothing recorded, no call, no
+ * other jump between), its register unchanged until the jump: the
+ * recorder stores the register on the jump's ways, plus PATCH_TREG_MARK
+ * on the way that leaves the jump's loop (PATCH_TREG), and the skeleton
+ * reads the word where it read the value (IN_EARLY).  A byte-scanning
+ * loop whose exit depends on memory (a DFA's next state, a lookup
+ * table's entry) so records one word an iteration, not two.  Not for
+ * shared instructions or the approximate mode. */
+static void tbyte_try(rgen *g, uint32_t i)
+{
+	const routine *r = g->r;
+	const analysis *a = &g->a;
+	const insn *j = &r->insns[i];
+	uint32_t after, last, kp;
+	if (j->flow != FLOW_CJUMP || !branch_packed(j) || exit_jump(g, i) || elided(g, i) ||
+	    probes_of(g, i, &after, &last) != 1 || a->probes[last].kind != PR_BRANCH ||
+	    shared_of(g->g, j->addr) || g->returned_at[i] || g->qret_at[i])
+		return;
+	const branch_info *br = branch_at(a, i);
+	if (br && br->how == BR_COMPUTED)
+		return;
+	uint32_t b = a->s.block_of[i], pi = i;
+	while (pi-- > r->blocks[b].first) {
+		const insn *in = &r->insns[pi];
+		uint32_t n = probes_of(g, pi, &after, &kp);
+		if (in->flow != FLOW_NEXT || g->returned_at[pi] || g->qret_at[pi])
+			return;
+		if (!n)
+			continue;
+		const probe *p = &a->probes[kp];
+		if (after != 1 || p->kind != PR_REG_AFTER || p->rep || p->reg >= 16 ||
+		    p->reg == R_SP || in->op != OP_MOVZX || in->wsize[p->reg] < 4 ||
+		    !narrow_load(in->addr, p->reg, true) || shared_of(g->g, in->addr))
+			return;
+		for (uint32_t x = pi + 1; x < i; x++)
+			if (r->insns[x].writes & REG_BIT(p->reg))
+				return;
+		for (uint32_t x = 0; x < g->nargs; x++)
+			if (g->args[x].insn > pi && g->args[x].insn <= i)
+				return;
+		int32_t l = r->blocks[b].loop;
+		int32_t tb = cfg_block_of(r, j->target), fb = cfg_block_of(r, r->blocks[b].end);
+		uint8_t way = PATCH_ON_TAKEN;
+		if (l >= 0 && tb >= 0 && fb >= 0 && block_in_loop(r, (uint32_t)tb, (uint32_t)l) &&
+		    !block_in_loop(r, (uint32_t)fb, (uint32_t)l))
+			way = PATCH_ON_FALL;
+		if (!g->tb_at) {
+			g->tb_at = xcalloc(r->ninsn, sizeof *g->tb_at);
+			g->tb_val = xcalloc(r->ninsn, sizeof *g->tb_val);
+			g->tb_reg = xcalloc(r->ninsn, 1);
+			g->tb_way = xcalloc(r->ninsn, 1);
+		}
+		g->tb_at[pi] = i + 1;
+		g->tb_val[i] = p->val + 1;
+		g->tb_reg[i] = p->reg;
+		g->tb_way[i] = way;
+		g->g->st->tbytes++;
+		return;
+	}
+}
+
+static void plan_tbytes(rgen *g)
+{
+	if (g->role)	/* approximate: probes come and go per block */
+		return;
+	for (uint32_t i = 0; i < g->r->ninsn; i++)
+		if (reachable(g->r, (uint32_t)cfg_block_of(g->r, g->r->insns[i].addr)))
+			tbyte_try(g, i);
+}
+
 static void rgen_free(rgen *g)
 {
 	free(g->carried);
@@ -3002,6 +3124,10 @@ static void rgen_free(rgen *g)
 	free(g->role);
 	free(g->fulcrum);
 	free(g->attr_next);
+	free(g->tb_at);
+	free(g->tb_val);
+	free(g->tb_reg);
+	free(g->tb_way);
 	iv_free(&g->a);
 }
 
@@ -3625,6 +3751,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		plan_late_exits(&rg);
 		plan_phi_edges(&rg);
 		plan_carried(&rg);
+		plan_tbytes(&rg);
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);

@@ -52,6 +52,8 @@ typedef struct skel_stats {
 	                           skeleton does not know (plan_phi_edges) */
 	uint32_t tables;        /* jump tables whose destination the skeleton
 	                           reads from the table (emit_table_target) */
+	uint32_t tbytes;        /* conditional jumps whose outcome is recorded
+	                           with the byte before them (plan_tbytes) */
 	/* approximate mode: the expressions bid_select saw (the paper's
 	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
 	uint64_t bid_exprs, bid_kept, bid_aia;

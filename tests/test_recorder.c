@@ -1230,6 +1230,40 @@ static void test_patch_roundtrip_and_errors(void **state)
 	patch_free(&p);
 	patch_free(&q);
 
+	/* treg: its register and way read, written back, in the hash;
+	 * rsp, another way's name, or 'after' refused */
+	const char *tr = "skel-patch 1\nbinary 00 buildid\nprobe 14 10 20 before treg r9 fallthru\n";
+	assert_int_equal(patch_parse(&p, tr, strlen(tr), err), 0);
+	assert_int_equal(p.probes[0].what, PATCH_TREG);
+	assert_int_equal(p.probes[0].reg, SKEL_R9);
+	assert_int_equal(p.probes[0].word, PATCH_ON_FALL);
+	f = open_memstream(&buf, &len);
+	patch_write(f, &p);
+	fclose(f);
+	assert_true(strstr(buf, "probe 14 10 20 before treg r9 fallthru\n") != NULL);
+	free(buf);
+	assert_int_equal(patch_parse(&q, tr, strlen(tr), err), 0);
+	q.probes[0].word = PATCH_ON_TAKEN;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&q);
+	assert_int_equal(patch_parse(&q, tr, strlen(tr), err), 0);
+	q.probes[0].reg = SKEL_R8;
+	assert_true(patch_hash(&p) != patch_hash(&q));
+	patch_free(&p);
+	patch_free(&q);
+	static const char *const bad_tr[] = {
+		"probe 14 10 20 before treg rsp taken\n",
+		"probe 14 10 20 before treg rax sideways\n",
+		"probe 14 10 20 before treg rax\n",
+		"probe 14 10 20 after treg rax taken\n",
+	};
+	for (size_t k = 0; k < sizeof bad_tr / sizeof *bad_tr; k++) {
+		char t[160];
+		snprintf(t, sizeof t, "skel-patch 1\nbinary 00 buildid\n%s", bad_tr[k]);
+		assert_int_equal(patch_parse(&p, t, strlen(t), err), -1);
+		assert_non_null(strstr(err, k < 3 ? "'treg' wants" : "may be 'after'"));
+	}
+
 	/* edsp and link lines: read, written back, in the hash (a link's
 	 * number is its place: another slot or order is another patch) */
 	const char *lk = "skel-patch 1\nbinary 00 buildid\n"
