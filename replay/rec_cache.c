@@ -38,11 +38,14 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 6	/* 3: probes store whole words (vt_pack);
+#define REC_CACHE_VERSION 7	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
 				 * 5: return sites' quiet copies (patch_qret);
 				 * 6: set index: where a section's tail is,
-				 * the map's sum in a plan (vt_map_ref) */
+				 * the map's sum in a plan (vt_map_ref);
+				 * 7: patch_hash covers treg probes (an
+				 * index of a patch with them, written
+				 * before, holds other hashes) */
 
 /* ------------------------------------------------------------ hashing */
 
