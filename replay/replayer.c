@@ -1903,6 +1903,19 @@ static int trip_handlers(stream *s, const uint64_t *pcs, unsigned n, const char 
 static bool held_due(stream *s);
 static const char early_why[];
 
+/* The thread died at pc, an access between a byte's load and the jump
+ * whose probe records the byte (sk_in_early): its address needs the
+ * byte, which was not recorded.  Said; the trace ends before it. */
+static void early_died(stream *s, uint64_t pc)
+{
+	sink_flush(s);
+	fprintf(stderr, "skel: replay: thread %u died at pc 0x%" PRIx64 ", an access whose "
+		"address depends on a byte that the recorder stores at the jump after it "
+		"(skel gen: a jump's outcome in the word of the byte it tests): that access is "
+		"not in the trace, which ends before it\n", s->thread, pc);
+	longjmp(s->end, 2);
+}
+
 /* early: the word is read before the probe that recorded it ran, before
  * the accesses pcs[0..n) (sk_in_early): a handler the recorder held to
  * that probe, or a fault's at one of pcs, runs now with its accesses held
@@ -1913,8 +1926,9 @@ static void words_wait_for(stream *s, bool early, const uint64_t *pcs, unsigned 
 	if (s->armed)
 		held_word(s);
 	while (t->w == t->end) {
+		/* no access between: the handler runs here as at the jump */
 		if (handler_due(s)) {
-			if (early && (held_due(s) || trip_fault(s, pcs, n))) {
+			if (early && n && (held_due(s) || trip_fault(s, pcs, n))) {
 				if (s->armed || trip_handlers(s, pcs, n, early_why))
 					handler_lost(s, handler_next(s), early_why);
 				continue;
@@ -1926,8 +1940,12 @@ static void words_wait_for(stream *s, bool early, const uint64_t *pcs, unsigned 
 			heap_catch_up(s);
 			continue;
 		}
-		if (!refill(s))
+		if (!refill(s)) {
+			for (unsigned i = 0; early && i < n; i++)
+				if (pcs[i] == t->crash_pc)
+					early_died(s, pcs[i]);
 			longjmp(s->end, 1);
+		}
 		if (has_stops(s))
 			heap_catch_up(s);
 	}

@@ -3070,8 +3070,12 @@ static void tbyte_try(rgen *g, uint32_t i)
 		    p->reg == R_SP || in->op != OP_MOVZX || in->wsize[p->reg] < 4 ||
 		    !narrow_load(in->addr, p->reg, true) || shared_of(g->g, in->addr))
 			return;
+		/* the register kept; nothing that faults without an access or
+		 * makes a system call (a handler placed there, not at an
+		 * access), nothing shared with another routine */
 		for (uint32_t x = pi + 1; x < i; x++)
-			if (r->insns[x].writes & REG_BIT(p->reg))
+			if ((r->insns[x].writes & REG_BIT(p->reg)) || r->insns[x].op == OP_SYSCALL ||
+			    faults_without_access(&r->insns[x]) || shared_of(g->g, r->insns[x].addr))
 				return;
 		for (uint32_t x = 0; x < g->nargs; x++)
 			if (g->args[x].insn > pi && g->args[x].insn <= i)
