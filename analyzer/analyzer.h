@@ -75,8 +75,10 @@ typedef struct binary {
 	size_t nfdes;
 	/* C++ landing pads from the FDEs' LSDAs (.gcc_except_table): the
 	 * call site (its range's start) and the landing pad an exception
-	 * thrown from it goes to; sorted by call site */
-	uint64_t *lp_sites, *lp_pads;
+	 * thrown from it goes to; sorted by call site; lp_ends: the end of
+	 * the site's range (the unwinder looks up a call's return address
+	 * less one in these ranges) */
+	uint64_t *lp_sites, *lp_ends, *lp_pads;
 	size_t nlp;
 	/* code the loader calls: .init, .fini (DT_INIT, DT_FINI), the entries
 	 * of .init_array, .fini_array, .preinit_array (routines a stripped

@@ -34,6 +34,7 @@ typedef struct cfg_ctx {
 	 * addresses taken as values */
 	addrmap entries, taken;
 	VEC(uint64_t) entry_list, taken_list;
+	addrmap pads;                /* C++ landing pads (bin.lp_pads) */
 } cfg_ctx;
 
 static const char *const noreturn_names[] = {
@@ -49,6 +50,14 @@ static bool name_noreturn(const char *name)
 {
 	if (!name)
 		return false;
+	/* libstdc++'s std::__throw_logic_error and its kin: _ZSt<len>__throw_ */
+	if (!strncmp(name, "_ZSt", 4)) {
+		const char *q = name + 4;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > name + 4 && !strncmp(q, "__throw_", 8))
+			return true;
+	}
 	for (size_t i = 0; i < sizeof noreturn_names / sizeof *noreturn_names; i++)
 		if (!strcmp(name, noreturn_names[i]))
 			return true;
@@ -120,6 +129,18 @@ static bool target_noreturn(const cfg_ctx *c, uint64_t t)
 	if (name_noreturn(elf_plt_name(b, t)) || name_noreturn(elf_func_name(b, t)))
 		return true;
 	return addrmap_get(&c->starts, t, &i) && i < c->noret_cap && c->noret[i];
+}
+
+/* A call whose return address is a landing pad does not return: gcc
+ * puts a pad right after a call to a function that throws (whose name
+ * the list above may not know); the code there is entered by the
+ * unwinder, as the pad's routine, never by the call's return. */
+static bool call_noreturn(const cfg_ctx *c, const insn *in)
+{
+	uint32_t i;
+	if (addrmap_get(&c->pads, in->addr + in->len, &i))
+		return true;
+	return in->flow == FLOW_CALL && target_noreturn(c, in->target);
 }
 
 /* ------------------------------------------------- routine building */
@@ -359,11 +380,11 @@ static void trace_from(rbuild *rb, uint64_t a)
 			return;
 		case FLOW_CALL:
 			vec_push(rb->callees, in.target);
-			if (!target_noreturn(rb->c, in.target) && !leaves_routine(rb, next))
+			if (!call_noreturn(rb->c, &in) && !leaves_routine(rb, next))
 				leader(rb, next);
 			return;
 		case FLOW_ICALL:
-			if (!leaves_routine(rb, next))
+			if (!call_noreturn(rb->c, &in) && !leaves_routine(rb, next))
 				leader(rb, next);
 			return;
 		case FLOW_IJUMP:
@@ -808,7 +829,7 @@ static void link_block(rbuild *rb, uint32_t bi)
 	case FLOW_CALL:
 	case FLOW_ICALL:
 		b->call_target = last->flow == FLOW_CALL ? last->target : 0;
-		if (last->flow == FLOW_CALL && target_noreturn(rb->c, last->target)) {
+		if (call_noreturn(rb->c, last)) {
 			b->flags |= BLK_NORETURN;
 		} else {
 			b->flags |= BLK_CALL;
@@ -1302,6 +1323,8 @@ static bool built(const cfg_ctx *c, size_t i)
 void cfg_build(program *p)
 {
 	cfg_ctx c = { .p = p };
+	for (size_t i = 0; i < p->bin.nlp; i++)
+		addrmap_put(&c.pads, p->bin.lp_pads[i], 0);
 	for (size_t i = 0; i < p->bin.nfuncs; i++)
 		if (!strcmp(p->bin.funcs[i].name, SKEL_REPLACED_ROUTINE))
 			c.replaced = p->bin.funcs[i].addr;
@@ -1384,6 +1407,7 @@ void cfg_build(program *p)
 	free(c.soft.a);
 	free(c.demoted.a);
 	addrmap_free(&c.starts);
+	addrmap_free(&c.pads);
 	addrmap_free(&c.entries);
 	addrmap_free(&c.taken);
 }

@@ -914,10 +914,15 @@ typedef struct elf_fde {
 	uint64_t start, end;
 } elf_fde;
 
+/* a call-site range [start, end) of an LSDA and its landing pad */
+typedef struct elf_lp {
+	uint64_t start, end, pad;
+} elf_lp;
+
 typedef struct elf_fdes {
 	elf_fde *v;
 	size_t n, cap;
-	elf_fde *pads;          /* (call site, landing pad) pairs */
+	elf_lp *pads;
 	size_t npads, padcap;
 } elf_fdes;
 
@@ -954,7 +959,7 @@ static int elf_parse_lsda(const binary *b, uint64_t lsda, uint64_t start, elf_fd
 			continue;
 		if (!elf_push((void **)&out->pads, &out->padcap, out->npads, sizeof *out->pads))
 			return -1;
-		out->pads[out->npads++] = (elf_fde){ start + cs, lpstart + lp };
+		out->pads[out->npads++] = (elf_lp){ start + cs, start + cs + len, lpstart + lp };
 	}
 	return 0;
 }
@@ -1034,6 +1039,12 @@ static int elf_fde_cmp(const void *x, const void *y)
 	return a->end < c->end ? 1 : a->end > c->end ? -1 : 0;
 }
 
+static int elf_lp_cmp(const void *x, const void *y)
+{
+	const elf_lp *a = x, *c = y;
+	return a->start < c->start ? -1 : a->start > c->start;
+}
+
 static int elf_load_fdes(elf_loader *ld)
 {
 	binary *b = ld->b;
@@ -1061,16 +1072,18 @@ static int elf_load_fdes(elf_loader *ld)
 		b->nfdes++;
 	}
 	free(f.v);
-	elf_sort(f.pads, f.npads, sizeof *f.pads, elf_fde_cmp);
+	elf_sort(f.pads, f.npads, sizeof *f.pads, elf_lp_cmp);
 	b->lp_sites = malloc((f.npads ? f.npads : 1) * sizeof *b->lp_sites);
+	b->lp_ends = malloc((f.npads ? f.npads : 1) * sizeof *b->lp_ends);
 	b->lp_pads = malloc((f.npads ? f.npads : 1) * sizeof *b->lp_pads);
-	if (!b->lp_sites || !b->lp_pads) {
+	if (!b->lp_sites || !b->lp_ends || !b->lp_pads) {
 		free(f.pads);
 		return elf_fail(ld->err, "out of memory");
 	}
 	for (size_t i = 0; i < f.npads; i++) {
 		b->lp_sites[i] = f.pads[i].start;
-		b->lp_pads[i] = f.pads[i].end;
+		b->lp_ends[i] = f.pads[i].end;
+		b->lp_pads[i] = f.pads[i].pad;
 	}
 	b->nlp = f.npads;
 	free(f.pads);
@@ -1416,6 +1429,7 @@ void elf_close(binary *b)
 	free(b->fde_starts);
 	free(b->fde_ends);
 	free(b->lp_sites);
+	free(b->lp_ends);
 	free(b->lp_pads);
 	free(b->init_funcs);
 	free(b->reloc_values);

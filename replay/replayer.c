@@ -2511,12 +2511,10 @@ static bool resume_matches(sk_resume *r, uint64_t word)
 {
 	if (!r->nwords)
 		return r->word == word;
-	for (uint32_t i = 0; i < r->nwords; i++)
-		if (r->words[i] + r->mbits == word) {
-			r->landed = i;
-			return true;
-		}
-	return false;
+	if (r->pad >= r->nwords || r->words[r->pad] + r->mbits != word)
+		return false;
+	r->landed = r->pad;
+	return true;
 }
 
 static void resume_longjmp(sk_thread *t, uint64_t word)
@@ -2533,6 +2531,7 @@ static void resume_longjmp(sk_thread *t, uint64_t word)
 		sk_desync(t, 0, "a longjmp to a setjmp frame the replay does not have "
 			  "(its rsp is recorded after the entry word)", sp);
 	t->resume = r;
+	r->pad = SK_NO_PAD;	/* in its pad now, not in the call */
 	int was = t->roi_on;
 #define SK_LOAD(f) t->f = r->f;
 	SK_RESUME_STATE(SK_LOAD)

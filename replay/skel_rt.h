@@ -110,11 +110,14 @@ typedef struct sk_resume {
 	void *jb[5];                /* __builtin_setjmp's buffer */
 	uint64_t word;              /* R's entry word (object bits included) */
 	/* a routine with C++ landing pads (sk_catch_push): their entry
-	 * words, less object bits, any of which lands here whatever the rsp
-	 * (the unwinder picks the innermost frame with a pad for its call
-	 * site, as the search from t->resume up does); landed: its index */
+	 * words, less object bits; pad: the index of the one the call the
+	 * frame is in would land on (set before each call), SK_NO_PAD when
+	 * it has none or the frame is not in a call.  A pad's word lands in
+	 * the innermost frame whose pad it is, whatever the rsp (the
+	 * unwinder picks the innermost frame with a pad for its call site,
+	 * as the search from t->resume up does); landed: its index */
 	const uint64_t *words;
-	uint32_t nwords, landed;
+	uint32_t nwords, landed, pad;
 	sk_thread *thr;
 	uint64_t sp;                /* the program's rsp at R */
 	struct sk_resume *up;
@@ -352,11 +355,13 @@ static inline void sk_resume_push(sk_thread *t, sk_resume *r, uint64_t word)
 
 /* A routine whose calls have C++ landing pads: its frame's sk_resume,
  * popped when the frame returns (cleanup attribute: sk_resume_pop). */
+#define SK_NO_PAD UINT32_MAX
 static inline void sk_catch_push(sk_thread *t, sk_resume *r, const uint64_t *words, uint32_t n)
 {
 	sk_resume_push(t, r, 0);
 	r->words = words;
 	r->nwords = n;
+	r->pad = SK_NO_PAD;
 }
 
 static inline void sk_resume_pop(sk_resume *r)

@@ -109,6 +109,10 @@ typedef struct rgen {
 	uint8_t *tb_reg;        /* the jump: the value's register */
 	uint8_t *tb_way;        /* the jump: PATCH_ON_TAKEN or PATCH_ON_FALL,
 	                           the way whose word has PATCH_TREG_MARK */
+	/* the routines of the landing pads of its call sites
+	 * (emit_landing_pads: sk_lp_words, in this order) */
+	uint32_t *lp_ids;
+	uint32_t nlp_ids;
 } rgen;
 
 /* A loop whose one recorded value is its exit (plan_exits): where it
@@ -138,6 +142,7 @@ typedef struct exit_loop {
 
 static void emit_signature(gen *g, uint32_t id);
 static void emit_landing_pads(rgen *g);
+static void emit_call_pad(rgen *g, const insn *in);
 static bool block_in_loop(const routine *r, uint32_t b, uint32_t l);
 
 /* A symbol name inside a C comment or string: any byte that could end
@@ -1262,6 +1267,7 @@ static void emit_terminator(rgen *g, uint32_t bi)
 		return;
 	case FLOW_CALL:
 	case FLOW_ICALL:
+		emit_call_pad(g, in);
 		if (b->flags & BLK_SETJMP && routine_id(g->g->p, b->end) >= 0) {
 			emit_setjmp(g, in->addr, (uint32_t)routine_id(g->g->p, b->end));
 			return;
@@ -3119,6 +3125,7 @@ static void rgen_free(rgen *g)
 	free(g->slice_to);
 	free(g->sliced);
 	free(g->counter_used);
+	free(g->lp_ids);
 	free(g->leaf_used);
 	free(g->returned_at);
 	free(g->rchain);
@@ -3249,6 +3256,8 @@ static void emit_landing_pads(rgen *g)
 		if (!dup)
 			vec_push(ids, (uint32_t)id);
 	}
+	g->lp_ids = ids.a;
+	g->nlp_ids = (uint32_t)ids.n;
 	if (!ids.n)
 		return;
 	fputs("\tstatic const uint64_t sk_lp_words[] = {", f);
@@ -3260,7 +3269,33 @@ static void emit_landing_pads(rgen *g)
 	for (size_t k = 0; k < ids.n; k++)
 		fprintf(f, "\t\tcase %zu: r_%u(t); break;\n", k, ids.a[k]);
 	fputs("\t\t}\n\t\treturn;\n\t}\n", f);
-	free(ids.a);
+}
+
+/* Before a call of a routine with landing pads: the pad an exception
+ * leaving the call lands on, as its index in sk_lp_words (SK_NO_PAD:
+ * none, the unwinder passes this frame by), which the replay matches a
+ * landing's word against (resume_longjmp): the frame a pad's word lands
+ * in is the innermost one whose call has that pad, not the innermost
+ * one of the routine (recursion, a cleanup's _Unwind_Resume). */
+static void emit_call_pad(rgen *g, const insn *in)
+{
+	const program *p = g->g->p;
+	if (!g->nlp_ids)
+		return;
+	uint64_t at = in->addr + in->len - 1;   /* return address less one */
+	uint32_t k = g->nlp_ids;
+	for (size_t i = 0; i < p->bin.nlp && k == g->nlp_ids; i++) {
+		if (at < p->bin.lp_sites[i] || at >= p->bin.lp_ends[i])
+			continue;
+		int32_t id = routine_id(p, p->bin.lp_pads[i]);
+		for (uint32_t j = 0; id >= 0 && j < g->nlp_ids; j++)
+			if (g->lp_ids[j] == (uint32_t)id)
+				k = j;
+	}
+	if (k == g->nlp_ids)
+		fputs("\tsk_lp.pad = SK_NO_PAD;\n", g->g->f);
+	else
+		fprintf(g->g->f, "\tsk_lp.pad = %u;\n", k);
 }
 
 static void find_extern_tails(gen *g)

@@ -4,10 +4,22 @@
 //   rethrow  caught, partly handled and rethrown to an outer handler
 //   lib      thrown inside libstdc++ (vector::at) and caught here
 //   nested   a try inside a catch, each with its own handler
+//   recurse  a recursion whose every frame has a cleanup (a destructor),
+//            caught by catch (...) some frames up, once rethrown: the
+//            frame landed in is the innermost whose call has that pad,
+//            not the innermost of the routine, nor the one whose cleanup
+//            resumes the unwinding
+//   mixed    std::stoi, a list of unique_ptr walked until it throws, and
+//            vector::at in one loop: main's landing pads sit right after
+//            calls of libstdc++'s std::__throw_* (noreturn, not known by
+//            name): the code there is a pad only, not those calls' return
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 static long grid[64][64];
@@ -102,12 +114,113 @@ static int case_nested(int n)
 	return caught;
 }
 
+struct Log {
+	std::vector<int> &v;
+	int k;
+	~Log() { v.push_back(k); }
+};
+
+static int recurse_mode;
+
+__attribute__((noinline)) static int leaf(int r)
+{
+	if (recurse_mode)
+		throw std::runtime_error("leaf");
+	return r;
+}
+
+static int level(std::vector<int> &log, int d, int r)
+{
+	Log g{log, d};
+	if (d == 0)
+		return leaf(r);
+	try {
+		return level(log, d - 1, r) + 1;
+	} catch (std::logic_error &) {
+		return -1;
+	} catch (...) {
+		log.push_back(100 + d);
+		if (d == 2)
+			throw;
+		return -2;
+	}
+}
+
+static int case_recurse(int n)
+{
+	std::vector<int> log;
+	long tot = 0;
+	for (int r = 0; r < n; r++) {
+		recurse_mode = r & 1;
+		try {
+			tot += level(log, 4, r);
+		} catch (std::exception &) {
+			tot += 7;
+		}
+	}
+	for (int v : log)
+		tot += v;
+	return (int)(tot & 0xffff);
+}
+
+struct Node {
+	std::unique_ptr<Node> next;
+	std::vector<int> data;
+	Node(int n) : data((size_t)n, n) {}
+};
+
+static long walk(Node *n, int d)
+{
+	std::string tag = "depth" + std::to_string(d);
+	if (!n)
+		throw std::out_of_range(tag);
+	long s = n->data.at((size_t)(d % 5));
+	return s + walk(n->next.get(), d + 1);
+}
+
+static int case_mixed(int n)
+{
+	long tot = 0;
+	std::map<std::string, int> errs;
+	const char *inputs[] = { "12", "x7", "99999999999", "-4", "", "31" };
+	for (int r = 0; r < n; r++) {
+		try {
+			tot += std::stoi(inputs[r % 6]);
+		} catch (const std::invalid_argument &) {
+			errs["inv"]++;
+		} catch (const std::out_of_range &) {
+			errs["range"]++;
+		}
+		std::unique_ptr<Node> head;
+		for (int k = 0; k < r % 7 + 1; k++) {
+			auto nd = std::make_unique<Node>(3 + k);
+			nd->next = std::move(head);
+			head = std::move(nd);
+		}
+		try {
+			tot += walk(head.get(), 0);
+		} catch (const std::exception &e) {
+			errs[e.what()]++;
+		}
+		try {
+			std::vector<int> v(3);
+			tot += v.at((size_t)(r % 5));
+		} catch (const std::out_of_range &) {
+			errs["at"]++;
+		}
+	}
+	for (auto &kv : errs)
+		tot += kv.second * (long)kv.first.size();
+	return (int)(tot & 0xffff);
+}
+
 int main(int argc, char **argv)
 {
 	const char *w = argc > 1 ? argv[1] : "deep";
 	int n = argc > 2 ? atoi(argv[2]) : 3;
 	int c = !strcmp(w, "deep") ? case_deep(n) : !strcmp(w, "rethrow") ? case_rethrow(n)
-		: !strcmp(w, "lib") ? case_lib(n) : !strcmp(w, "nested") ? case_nested(n) : -1;
+		: !strcmp(w, "lib") ? case_lib(n) : !strcmp(w, "nested") ? case_nested(n)
+		: !strcmp(w, "recurse") ? case_recurse(n) : !strcmp(w, "mixed") ? case_mixed(n) : -1;
 	if (c < 0) {
 		fprintf(stderr, "usage: except deep|rethrow|lib|nested [N]\n");
 		return 2;
