@@ -307,7 +307,9 @@ typedef struct rec_held {
 typedef struct rec_sigq {
 	int armed;		/* the buffer's first page is PROT_NONE */
 	int stepping;		/* held in the trampolines: single steps
-				   (TF) until the thread is out of them */
+				   (TF) until the thread is out of them;
+				   2: or at a probe's store (the watchdog
+				   came first) */
 	int n;
 	rec_held v[REC_HELD_MAX];
 	int timer;		/* the watchdog (rec_watch), +1; 0: none yet */
@@ -688,6 +690,8 @@ static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 	if (!t || t == &R.sink || !t->sigq || !t->sigq->n || !rec_recording(t))
 		return 1;	/* ran at their probe meanwhile */
 	if (t->sigq->stepping || rec_in_code((uint64_t)uc->uc_mcontext.gregs[REG_RIP])) {
+		if (t->sigq->stepping)	/* the next probe's store will do */
+			t->sigq->stepping = 2;
 		rec_watch(t->sigq);
 		return 1;
 	}
@@ -716,12 +720,21 @@ static int rec_stepped(greg_t *g)
 	rec_thread *t = rec_self;
 	if (!t || t == &R.sink || !t->sigq || !t->sigq->stepping)
 		return 0;
-	if (rec_in_code((uint64_t)g[REG_RIP]))
+	/* stepped for longer than the watchdog waits (rec_watched): at a
+	 * probe's store in the trampolines, the held signals run there (a
+	 * loop whose code is all in the trampolines, a span, never leaves
+	 * them: `while (!flag) n++` was stepped for ever) */
+	int at_store = t->sigq->stepping == 2 && rec_at_store((uint64_t)g[REG_RIP]) &&
+		       (uint64_t *)g[REG_RDX] == rec_cursor;
+	if (rec_in_code((uint64_t)g[REG_RIP]) && !at_store)
 		return 1;
 	g[REG_EFL] &= ~(greg_t)0x100;
 	t->sigq->stepping = 0;
-	if (t->sigq->n && !t->sigq->armed)
+	if (t->sigq->n && !t->sigq->armed) {
 		rec_arm(t);
+		if (at_store)	/* the store goes to the new cursor */
+			g[REG_RDX] = (greg_t)t->base;
+	}
 	return 1;
 }
 
