@@ -341,15 +341,43 @@ static void stop_with(pid_t pid)
 	kill(-pid, SIGCONT);
 }
 
+/* The group (or process) child_fork gave pid, for kill. */
+static pid_t kid_kill_target(pid_t pid)
+{
+	for (int i = 0; i < nkids; i++)
+		if (kids[i] == pid)
+			return kid_target[i];
+	return pid;
+}
+
 int child_wait(pid_t pid)
 {
+	return child_wait_watched(pid, NULL, NULL);
+}
+
+int child_wait_watched(pid_t pid, bool (*over)(void *), void *arg)
+{
 	int st, rc;
+	bool killed = false;
 	for (;;) {
-		if (waitpid(pid, &st, tty_job == pid ? WUNTRACED : 0) < 0) {
+		int flags = tty_job == pid ? WUNTRACED : 0;
+		if (over && !killed)
+			flags |= WNOHANG;
+		pid_t r = waitpid(pid, &st, flags);
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = -1;
 			break;
+		}
+		if (r == 0) {	/* running: watched four times a second */
+			if (over(arg)) {
+				kill(kid_kill_target(pid), SIGKILL);
+				killed = true;
+			} else {
+				sleep_ms(250);
+			}
+			continue;
 		}
 		if (WIFSTOPPED(st)) {
 			stop_with(pid);

@@ -964,7 +964,7 @@ static bool plan_under_valgrind(const char *lib, const char *patch_path, const c
 		setenv("SKEL_PLAN_ONLY", "1", 1);
 		if (bind_now)
 			setenv("LD_BIND_NOW", "1", 1);
-		char *pre[] = { "--tool=none", "-q", "--trace-children=no" };
+		char *pre[] = { "--tool=none", "-q", "--trace-children=no", "--vgdb=no" };
 		exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		_exit(127);
 	}
@@ -1116,7 +1116,8 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			 * the fault (tests/signals.c segv) */
 			char *pre[] = { "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn",
-					"--vex-guest-chase=no", "--trace-children=yes", logopt };
+					"--vex-guest-chase=no", "--trace-children=yes",
+					"--vgdb=no", logopt };	/* no FIFOs left in /tmp */
 			exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		} else {
 			execv(app_path, app_argv);

@@ -314,6 +314,9 @@ typedef struct rec_sigq {
 	rec_held v[REC_HELD_MAX];
 	int timer;		/* the watchdog (rec_watch), +1; 0: none yet */
 	int timer_sig;		/* the signal it sends */
+	int stuck;		/* a handler ran STUCK: the replay of the
+				   thread ends there, later signals are not
+				   held (each would wait for the watchdog) */
 } rec_sigq;
 
 /* A held signal whose probe does not come in this long runs where the
@@ -603,7 +606,7 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
 {
 	rec_thread *t = rec_self;
-	if (!rec_recording(t) ||
+	if (!rec_recording(t) || (t->sigq && t->sigq->stuck) ||
 	    rec_sync(sig, si, (uint64_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP]))
 		return 0;
 	sigset_t old;
@@ -708,6 +711,8 @@ static int rec_watched(const siginfo_t *si, ucontext_t *uc)
 		place = (vt_handler){ 0 };
 		rec_place(&place, h->sig, &h->si, rip);
 	}
+	if (place.flags == VT_HANDLER_STUCK)
+		t->sigq->stuck = 1;
 	rec_run_held(t, &uc->uc_sigmask, &place);
 	return 1;
 }

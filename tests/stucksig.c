@@ -1,0 +1,59 @@
+/* stucksig — a periodic timer (every 3 ms) whose handler siglongjmps out
+ * of `for (;;)` around a loop nest every third time; the nest records
+ * nothing, so the first signal held for the thread's next probe runs
+ * where the thread is (STUCK: the replay stops there, loud).  Every later
+ * signal was held again and waited for the watchdog too: under skel
+ * check, whole process, the program never ended (2 h, a 66 GB lackey
+ * log) (tests/signals.sh, stucksig).
+ * Size: argv[1] = rounds (three signals each; default 2). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/time.h>
+
+static sigjmp_buf back;
+static volatile sig_atomic_t hits;
+static long table[256];
+static double a[200][200];
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	for (int i = 0; i < 256; i++)
+		table[i] += i;
+	if (++hits % 3 == 0)
+		siglongjmp(back, hits);
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 2;
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 3000 }, { 0, 3000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	double s = 0;
+	int done = 0;
+	while (done < rounds) {
+		if (sigsetjmp(back, 1)) {
+			done++;
+			continue;
+		}
+		for (;;)
+			for (int i = 0; i < 200; i++)
+				for (int j = 0; j < 200; j++) {
+					a[i][j] = a[j][i] * 0.5 + i;
+					s += a[i][j];
+				}
+	}
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	long t = 0;
+	for (int i = 0; i < 256; i++)
+		t += table[i];
+	printf("%d rounds, table %s\n", done, t > 0 ? "touched" : "untouched");
+	return 0;
+}
