@@ -632,6 +632,9 @@ static void rec_text_protect(const rec_image *img, int writable)
 	}
 }
 
+typedef uint64_t __attribute__((may_alias, aligned(1))) rec_u64u;
+typedef uint32_t __attribute__((may_alias, aligned(1))) rec_u32u;
+
 /* Rewrites object o's text: raw mprotect and our own stores, since the
  * text may be libc's own (patched or not, not to be run while writable),
  * with every signal blocked (a handler could run code of that text). */
@@ -647,18 +650,42 @@ static void rec_text_write(const rec_object *o, rec_pending *pd)
 			p[0] = 0xcc;
 			continue;
 		}
+		/* by words where the span allows: under skel check each
+		 * store is a line of lackey's log; volatile, or gcc calls
+		 * memset, which may be libc's being patched */
 		uint32_t d = (uint32_t)(w->tramp - (w->start + 5));
-		p[0] = 0xe9;
-		for (int b = 0; b < 4; b++)
-			p[1 + b] = (uint8_t)(d >> 8 * b);
-		for (uint64_t a = w->start + 5; a < w->end; a++)
-			*(volatile uint8_t *)a = 0xcc;
+		uint64_t len = w->end - w->start, k;
+		if (len >= 8) {
+			*(volatile rec_u64u *)p = 0xe9 | (uint64_t)d << 8 | 0xcccccc0000000000ull;
+			k = 8;
+		} else {
+			p[0] = 0xe9;
+			*(volatile rec_u32u *)(p + 1) = d;
+			k = 5;
+		}
+		for (; k + 8 <= len; k += 8)
+			*(volatile rec_u64u *)(p + k) = 0xccccccccccccccccull;
+		/* the rest by one store ending at the span's end, where it
+		 * stays past the jump (bytes 0-4) */
+		if (k == len)
+			continue;
+		if (len >= 13)
+			*(volatile rec_u64u *)(p + len - 8) = 0xccccccccccccccccull;
+		else if (len >= 9)
+			*(volatile rec_u32u *)(p + len - 4) = 0xccccccccu;
+		else
+			for (; k < len; k++)
+				*(volatile uint8_t *)(p + k) = 0xcc;
 	}
 	rec_sig_hook_write(pd);
 	rec_text_protect(&o->img, 0);
 	rec_restore_mask(&old);
 	rec_munmap_raw(pd->w, (pd->nw ? pd->nw : 1) * sizeof *pd->w);
+	if (pd->late)
+		rec_munmap_raw(pd->late, (pd->nw - pd->nsorted) * sizeof *pd->late);
 	pd->w = NULL;
+	pd->late = NULL;
+	pd->indexed = 0;
 }
 
 /* The OBJECTS payload: marker, then a vt_object for each object of s
@@ -722,21 +749,74 @@ static size_t rec_ngotw;
 /* pd's site starting at pc: a binary search of its sorted part, then
  * the few sites after it (no sort: under skel check's lackey, sorting
  * libc's 58,000 sites was a quarter of the recorder's start-up). */
-static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
+/* Under skel check every instruction of the set-up is a line of lackey's
+ * log (a system call each): libc's 58 thousand sites were scanned
+ * linearly per lookup before (the late ones) and per link (the qrets). */
+void rec_sites_index(rec_pending *pd)
 {
-	size_t lo = 0, hi = pd->nsorted;
+	if (pd->indexed)
+		return;
+	pd->indexed = 1;
+	size_t k = 1;
+	while (k < pd->nw && pd->w[k - 1].start <= pd->w[k].start)
+		k++;
+	pd->nsorted = pd->nw ? k : 0;
+	size_t n = pd->nw - pd->nsorted;
+	if (!n)
+		return;
+	uint32_t *v = rec_mmap_raw(n * sizeof *v);
+	if (!v)
+		rec_die("out of memory");
+	for (size_t i = 0; i < n; i++)	/* insertion sort of a few hundred */
+		v[i] = (uint32_t)(pd->nsorted + i);
+	for (size_t gap = n / 2 ? n / 2 : 1;; gap = gap > 2 ? gap * 5 / 11 : 1) {
+		for (size_t i = gap; i < n; i++) {
+			uint32_t x = v[i];
+			size_t j = i;
+			for (; j >= gap && pd->w[v[j - gap]].start > pd->w[x].start; j -= gap)
+				v[j] = v[j - gap];
+			v[j] = x;
+		}
+		if (gap == 1)
+			break;
+	}
+	pd->late = v;
+}
+
+/* The first index of sorted w (through idx when not NULL) [0, n) whose
+ * start is >= pc. */
+static size_t rec_sites_lower(const rec_write *w, const uint32_t *idx, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (pd->w[mid].start < pc)
+		if (w[idx ? idx[mid] : mid].start < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < pd->nsorted && pd->w[lo].start == pc)
-		return &pd->w[lo];
-	for (size_t i = pd->nsorted; i < pd->nw; i++)
-		if (pd->w[i].start == pc)
-			return &pd->w[i];
+	return lo;
+}
+
+int rec_sites_overlap(const rec_pending *pd, uint64_t lo, uint64_t hi)
+{
+	size_t i = rec_sites_lower(pd->w, NULL, pd->nsorted, hi);
+	if (i && pd->w[i - 1].end > lo)	/* disjoint: only the last before hi */
+		return 1;
+	size_t nl = pd->nw - pd->nsorted;
+	i = rec_sites_lower(pd->w, pd->late, nl, hi);
+	return i && pd->w[pd->late[i - 1]].end > lo;
+}
+
+static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
+{
+	size_t i = rec_sites_lower(pd->w, NULL, pd->nsorted, pc);
+	if (i < pd->nsorted && pd->w[i].start == pc)
+		return &pd->w[i];
+	size_t nl = pd->nw - pd->nsorted;
+	i = rec_sites_lower(pd->w, pd->late, nl, pc);
+	if (i < nl && pd->w[pd->late[i]].start == pc)
+		return &pd->w[pd->late[i]];
 	return NULL;
 }
 
@@ -744,29 +824,42 @@ static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
  * (link-time) of the object whose tail is ct: when that routine is
  * closed and each of the link's qret return sites has its quiet copy,
  * those sites go there (1), else nothing changes (0). */
-static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t, uint32_t j,
-			 const rec_tail *ct, uint64_t entry)
+static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t,
+			 const uint32_t *qs, size_t nqs, const rec_tail *ct, uint64_t entry)
 {
-	if (!ct->nclosed || !bsearch(&entry, ct->closed, ct->nclosed, sizeof entry, rec_u64_cmp))
+	if (!nqs || !ct->nclosed ||
+	    !bsearch(&entry, ct->closed, ct->nclosed, sizeof entry, rec_u64_cmp))
 		return 0;
-	size_t nq = 0;
-	for (size_t i = 0; i < t->nqrets; i++) {
-		if (t->qrets[i].link != j)
-			continue;
-		const rec_write *w = rec_write_at(pd, t->qrets[i].ret + o->img.bias);
+	for (size_t i = 0; i < nqs; i++) {
+		const rec_write *w = rec_write_at(pd, t->qrets[qs[i]].ret + o->img.bias);
 		if (!w || !w->quiet || w->word != PATCH_CTL_BASE || w->int3)
 			return 0;
-		nq++;
 	}
-	if (!nq)
-		return 0;
-	for (size_t i = 0; i < t->nqrets; i++) {
-		if (t->qrets[i].link != j)
-			continue;
-		rec_write *w = rec_write_at(pd, t->qrets[i].ret + o->img.bias);
+	for (size_t i = 0; i < nqs; i++) {
+		rec_write *w = rec_write_at(pd, t->qrets[qs[i]].ret + o->img.bias);
 		w->tramp = w->quiet;
 	}
 	return 1;
+}
+
+/* t's qrets by link, in their order within each (a counting sort):
+ * link j's are ord[first[j] .. first[j + 1]).  0, or -1 out of memory. */
+static int rec_qrets_by_link(const rec_tail *t, size_t nl, uint32_t **ord, size_t **first)
+{
+	*ord = calloc(t->nqrets ? t->nqrets : 1, sizeof **ord);
+	*first = calloc(nl + 2, sizeof **first);
+	if (!*ord || !*first)
+		return -1;
+	size_t *f = *first;
+	for (size_t i = 0; i < t->nqrets; i++)
+		if (t->qrets[i].link < nl)
+			f[t->qrets[i].link + 2]++;
+	for (size_t j = 0; j < nl; j++)
+		f[j + 2] += f[j + 1];
+	for (size_t i = 0; i < t->nqrets; i++)
+		if (t->qrets[i].link < nl)
+			(*ord)[f[t->qrets[i].link + 1]++] = (uint32_t)i;
+	return 0;
 }
 
 typedef struct rec_relro_q {
@@ -806,12 +899,8 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 		return;
 	const char *qoff = getenv("SKEL_QRET");
 	int qret = !(qoff && !strcmp(qoff, "0"));
-	for (uint32_t b = 0; b < n; b++) {
-		size_t k = 1;
-		while (k < pd[b].nw && pd[b].w[k - 1].start <= pd[b].w[k].start)
-			k++;
-		pd[b].nsorted = pd[b].nw ? k : 0;
-	}
+	for (uint32_t b = 0; b < n; b++)
+		rec_sites_index(&pd[b]);
 	rec_tail *tl = calloc(n ? n : 1, sizeof *tl);
 	if (!tl)
 		rec_die("out of memory");
@@ -831,7 +920,9 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 		dl_iterate_phdr(rec_relro_cb, &q);
 		uint64_t *pay = calloc(nl + 1, 8);
 		rec_gotw *gw = realloc(rec_gotws, (rec_ngotw + nl) * sizeof *gw);
-		if (!pay || !gw)
+		uint32_t *qord;
+		size_t *qfirst;
+		if (!pay || !gw || rec_qrets_by_link(&tl[a], nl, &qord, &qfirst))
 			rec_die("out of memory");
 		rec_gotws = gw;
 		pay[0] = o[a].index | (uint64_t)nl << 32;
@@ -854,8 +945,9 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 				gw[rec_ngotw++] = (rec_gotw){ slot, w->quiet,
 							      slot >= (q.lo & pg) && slot + 8 <= (q.hi & pg) };
 				linked++;
-				if (qret && rec_qret_link(&o[a], &pd[a], &tl[a], (uint32_t)j,
-							  &tl[b], w->start - o[b].img.bias)) {
+				if (qret && rec_qret_link(&o[a], &pd[a], &tl[a], qord + qfirst[j],
+							  qfirst[j + 1] - qfirst[j], &tl[b],
+							  w->start - o[b].img.bias)) {
 					pay[1 + j] |= VT_LINK_QRET;
 					quiet++;
 				}
@@ -869,6 +961,8 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 				"quietly (%zu sites, %zu of them out of order)", o[a].index, linked,
 				nl, quiet, pd[a].nw, pd[a].nw - pd[a].nsorted);
 		free(pay);
+		free(qord);
+		free(qfirst);
 	}
 	for (uint32_t a = 0; a < n; a++)
 		rec_tail_free(&tl[a]);

@@ -490,10 +490,18 @@ typedef struct rec_pending {
 	size_t nw;
 	size_t nsorted;		/* w[0..nsorted) in order of start (the
 				   sites planned late follow: rec_write_at) */
+	uint32_t *late;		/* w[nsorted..nw)'s indices in order of
+				   start (rec_sites_index) */
+	int indexed;
 	uint64_t hook_at;	/* the replaced routine's entry (format.h:
 				   SKEL_REPLACED_ROUTINE) in this object */
 	uint64_t hook_stub;	/* the jump from there to the recorder's */
 } rec_pending;
+
+/* pd's sites indexed by start (nsorted, late), once; raw mmap.  Then
+ * whether a site overlaps [lo, hi). */
+void rec_sites_index(rec_pending *pd);
+int rec_sites_overlap(const rec_pending *pd, uint64_t lo, uint64_t hi);
 
 /* The int3 sites found so far, not published yet. */
 typedef struct rec_int3_list {
@@ -668,7 +676,7 @@ void rec_sig_hook_plan(const rec_object *o, rec_pending *pd);
 /* The jump into the stub at its entry, while o's text is writable (our
  * own stores only); not when one of o's sites covers the entry (a
  * skeleton made before the routine was left out). */
-void rec_sig_hook_write(const rec_pending *pd);
+void rec_sig_hook_write(rec_pending *pd);
 
 /* fork: the forking thread's buffer written before the fork (so that its
  * words after `fork_word` are the child's as well as the parent's), and

@@ -38,14 +38,17 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 7	/* 3: probes store whole words (vt_pack);
+#define REC_CACHE_VERSION 8	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
 				 * 5: return sites' quiet copies (patch_qret);
 				 * 6: set index: where a section's tail is,
 				 * the map's sum in a plan (vt_map_ref);
 				 * 7: patch_hash covers treg probes (an
 				 * index of a patch with them, written
-				 * before, holds other hashes) */
+				 * before, holds other hashes);
+				 * 8: a plan's text writes as the writer
+				 * had them (rec_write), read as they are
+				 * where the layout is the writer's */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -519,6 +522,7 @@ typedef struct rec_plan_hdr {
 	uint64_t code_len, code_size;
 	uint64_t nwrite, nint3, nmap, nrel[REC_NRELOC];
 	uint64_t nsites, nprobes, nneighbour, nunreachable, nredirect;
+	uint64_t nfinal;	/* 0, or nwrite: the rec_writes, absolute */
 	uint64_t map_sum;	/* vt_map_sum of the map (vt_map_ref) */
 	uint64_t payload;	/* bytes after the header */
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
@@ -628,7 +632,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 			   .nredirect = counts[4] };
 	memcpy(h.magic, REC_PLAN_MAGIC, 8);
 	memcpy(h.id, p->id, p->id_len);
-	struct iovec v[4 + REC_NRELOC];
+	struct iovec v[5 + REC_NRELOC];
 	int nv = 0;
 	v[nv++] = (struct iovec){ w, nw * sizeof *w };
 	v[nv++] = (struct iovec){ i3, ni * sizeof *i3 };
@@ -637,6 +641,11 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		h.nrel[k] = e->rel[k].n;
 		v[nv++] = (struct iovec){ e->rel[k].off, e->rel[k].n * 4 };
 	}
+	/* the writes themselves: a process laid out as this one (valgrind
+	 * lays out each run alike) reads them into place (the kernel copies:
+	 * under skel check, building them was lackey's log's biggest part) */
+	h.nfinal = nw;
+	v[nv++] = (struct iovec){ pd->w, nw * sizeof *pd->w };
 	/* up to 8 bytes: the int3 fill after the last trampoline */
 	v[nv++] = (struct iovec){ e->p, h.code_size };
 	uint64_t sum = 0;
@@ -646,7 +655,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 	for (int i = 0; i < nv; i++)
 		sum = rec_sum(sum, v[i].iov_base, v[i].iov_len);
 	h.sum = rec_sum(sum, &h, sizeof h);
-	struct iovec all[5 + REC_NRELOC];
+	struct iovec all[6 + REC_NRELOC];
 	all[0] = (struct iovec){ &h, sizeof h };
 	memcpy(all + 1, v, nv * sizeof *v);
 	char name[2 * SKEL_ID_MAX + 64];
@@ -683,6 +692,9 @@ static int rec_plan_fits(const rec_plan_hdr *h, uint64_t file)
 			return 0;
 		sum += h->nrel[k] * 4;
 	}
+	if (h->nfinal && h->nfinal != h->nwrite)
+		return 0;
+	sum += h->nfinal * sizeof(rec_write);
 	return sum == h->payload && h->nint3 <= h->nwrite;
 }
 
@@ -740,6 +752,7 @@ typedef struct rec_plan_file {
 	const rec_plan_int3 *ib;
 	const vt_map_entry *map;
 	const uint32_t *off;
+	uint64_t final_at;	/* file offset of the rec_writes (h.nfinal) */
 	uint8_t *code;
 	size_t size;		/* of code */
 	int pages;		/* code is trampoline pages (else malloc'd) */
@@ -785,6 +798,7 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	f->ib = (const void *)(f->w + h->nwrite);
 	f->map = (const void *)(f->ib + h->nint3);
 	f->off = (const void *)(f->map + h->nmap);
+	f->final_at = (uint64_t)((const uint8_t *)(f->off + nrel) - f->file);
 	/* where the plan's code was, relative to its object, if free: its
 	 * relative jumps then need no relocation */
 	f->code = !f->size ? NULL : pages ? rec_code_map_near(f->size, h->code + (R.cur->img.bias - h->bias))
@@ -812,6 +826,7 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	sum = rec_sum(sum, f->map, len[2]);
 	for (int k = 0, first = 0; k < REC_NRELOC; first += (int)h->nrel[k++])
 		sum = rec_sum(sum, f->off + first, h->nrel[k] * 4);
+	sum = rec_sum(sum, f->file + f->final_at, h->nfinal * sizeof(rec_write));
 	sum = rec_sum(sum, f->code, h->code_size);
 	uint64_t want = h->sum;
 	h->sum = 0;
@@ -832,6 +847,18 @@ static void rec_plan_path(char *path, size_t n)
 	char name[2 * SKEL_ID_MAX + 64];
 	rec_plan_name(name, sizeof name);
 	snprintf(path, n, "%s/%s", rec_dir, name);
+}
+
+/* n rec_writes at offset at of the plan file path into w, by the kernel;
+ * -1 if the file does not have them. */
+static int rec_plan_finals(const char *path, rec_write *w, uint64_t n, uint64_t at)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = rec_pread(fd, w, n * sizeof *w, at);
+	close(fd);
+	return r;
 }
 
 int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
@@ -860,13 +887,20 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	pd->w = rec_mmap_raw((h->nwrite ? h->nwrite : 1) * sizeof *pd->w);
 	if (!pd->w)
 		rec_die("out of memory");
-	for (size_t i = 0, k = 0; i < h->nwrite; i++) {
+	/* laid out as the writer was: its writes as they are */
+	int as_is = h->nfinal && bias == h->bias && base == h->code &&
+		    rec_plan_finals(path, pd->w, h->nwrite, f.final_at) == 0;
+	for (size_t i = 0; i < h->nwrite && !as_is; i++) {
 		const rec_plan_site *w = &f.w[i];
 		uint64_t s = w->start + bias;
 		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3,
 					w->quiet ? base + w->quiet - 1 : 0, w->word };
-		if (!w->int3)
+	}
+	for (size_t i = 0, k = 0; i < h->nwrite; i++) {
+		if (!pd->w[i].int3)
 			continue;
+		const rec_plan_site *w = &f.w[i];
+		uint64_t s = w->start + bias;
 		i3->v[i3->n++] = (rec_int3){ s, base + w->tramp, 0 };
 		if (R.verbose && k < h->nint3)
 			rec_say("int3 site at pc 0x%" PRIx64 " (block [0x%" PRIx64

@@ -921,13 +921,13 @@ void rec_sig_hook_plan(const rec_object *o, rec_pending *pd)
 	pd->hook_stub = (uint64_t)stub;
 }
 
-void rec_sig_hook_write(const rec_pending *pd)
+void rec_sig_hook_write(rec_pending *pd)
 {
+	rec_sites_index(pd);
 	if (!pd->hook_stub)
 		return;
-	for (size_t i = 0; i < pd->nw; i++)
-		if (pd->w[i].start < pd->hook_at + 5 && pd->w[i].end > pd->hook_at)
-			return;
+	if (rec_sites_overlap(pd, pd->hook_at, pd->hook_at + 5))
+		return;
 	uint8_t *p = (uint8_t *)pd->hook_at;
 	uint32_t d = (uint32_t)(pd->hook_stub - (pd->hook_at + 5));
 	p[0] = 0xe9;
