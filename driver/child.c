@@ -370,12 +370,12 @@ int child_wait_watched(pid_t pid, bool (*over)(void *), void *arg)
 			rc = -1;
 			break;
 		}
-		if (r == 0) {	/* running: watched four times a second */
+		if (r == 0) {	/* running: watched ten times a second */
 			if (over(arg)) {
 				kill(kid_kill_target(pid), SIGKILL);
 				killed = true;
 			} else {
-				sleep_ms(250);
+				sleep_ms(100);
 			}
 			continue;
 		}

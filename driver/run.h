@@ -203,7 +203,7 @@ pid_t child_fork(bool terminal);
 /* The exit status as a shell reports it (128+N when killed by signal N),
  * -1 when PID is no child. */
 int child_wait(pid_t pid);
-/* child_wait, asking over(arg) four times a second while pid runs: when
+/* child_wait, asking over(arg) ten times a second while pid runs: when
  * it says true, pid (its group) is killed (SIGKILL) and waited for. */
 int child_wait_watched(pid_t pid, bool (*over)(void *), void *arg);
 /* A child holding the terminal died of SIGINT: the user's ^C. */

@@ -635,47 +635,58 @@ static void rec_text_protect(const rec_image *img, int writable)
 typedef uint64_t __attribute__((may_alias, aligned(1))) rec_u64u;
 typedef uint32_t __attribute__((may_alias, aligned(1))) rec_u32u;
 
+/* Site w's bytes (its jump to its trampoline and the int3 fill of its
+ * span, or its int3) at p: the text at w->start, or a copy of it. */
+void rec_site_write(uint8_t *p, const rec_write *w)
+{
+	if (w->int3) {
+		p[0] = 0xcc;
+		return;
+	}
+	/* by words where the span allows: under skel check each store is
+	 * a line of lackey's log; volatile, or gcc calls memset, which may
+	 * be libc's being patched */
+	uint32_t d = (uint32_t)(w->tramp - (w->start + 5));
+	uint64_t len = w->end - w->start, k;
+	if (len >= 8) {
+		*(volatile rec_u64u *)p = 0xe9 | (uint64_t)d << 8 | 0xcccccc0000000000ull;
+		k = 8;
+	} else {
+		p[0] = 0xe9;
+		*(volatile rec_u32u *)(p + 1) = d;
+		k = 5;
+	}
+	for (; k + 8 <= len; k += 8)
+		*(volatile rec_u64u *)(p + k) = 0xccccccccccccccccull;
+	/* the rest by one store ending at the span's end, where it stays
+	 * past the jump (bytes 0-4) */
+	if (k == len)
+		return;
+	if (len >= 13)
+		*(volatile rec_u64u *)(p + len - 8) = 0xccccccccccccccccull;
+	else if (len >= 9)
+		*(volatile rec_u32u *)(p + len - 4) = 0xccccccccu;
+	else
+		for (; k < len; k++)
+			*(volatile uint8_t *)(p + k) = 0xcc;
+}
+
 /* Rewrites object o's text: raw mprotect and our own stores, since the
  * text may be libc's own (patched or not, not to be run while writable),
- * with every signal blocked (a handler could run code of that text). */
+ * with every signal blocked (a handler could run code of that text).  A
+ * plan read as its writer had it (rec_plan_read) brings the patched text
+ * too: the kernel reads it into place, and only the sites a PLT link sent
+ * to their quiet copies (rec_qret_link) are written here. */
 static void rec_text_write(const rec_object *o, rec_pending *pd)
 {
 	sigset_t old;
 	rec_block_all(&old);
 	rec_text_protect(&o->img, 1);
+	int whole = pd->text_len && rec_plan_text(pd) == 0;
 	for (size_t i = 0; i < pd->nw; i++) {
 		const rec_write *w = &pd->w[i];
-		uint8_t *p = (uint8_t *)w->start;
-		if (w->int3) {
-			p[0] = 0xcc;
-			continue;
-		}
-		/* by words where the span allows: under skel check each
-		 * store is a line of lackey's log; volatile, or gcc calls
-		 * memset, which may be libc's being patched */
-		uint32_t d = (uint32_t)(w->tramp - (w->start + 5));
-		uint64_t len = w->end - w->start, k;
-		if (len >= 8) {
-			*(volatile rec_u64u *)p = 0xe9 | (uint64_t)d << 8 | 0xcccccc0000000000ull;
-			k = 8;
-		} else {
-			p[0] = 0xe9;
-			*(volatile rec_u32u *)(p + 1) = d;
-			k = 5;
-		}
-		for (; k + 8 <= len; k += 8)
-			*(volatile rec_u64u *)(p + k) = 0xccccccccccccccccull;
-		/* the rest by one store ending at the span's end, where it
-		 * stays past the jump (bytes 0-4) */
-		if (k == len)
-			continue;
-		if (len >= 13)
-			*(volatile rec_u64u *)(p + len - 8) = 0xccccccccccccccccull;
-		else if (len >= 9)
-			*(volatile rec_u32u *)(p + len - 4) = 0xccccccccu;
-		else
-			for (; k < len; k++)
-				*(volatile uint8_t *)(p + k) = 0xcc;
+		if (!whole || (w->quiet && w->tramp == w->quiet && !w->int3))
+			rec_site_write((uint8_t *)w->start, w);
 	}
 	rec_sig_hook_write(pd);
 	rec_text_protect(&o->img, 0);

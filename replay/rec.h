@@ -493,11 +493,21 @@ typedef struct rec_pending {
 	uint32_t *late;		/* w[nsorted..nw)'s indices in order of
 				   start (rec_sites_index) */
 	int indexed;
+	/* a plan read as its writer had it: the patched text [text_lo,
+	 * text_lo + text_len) at offset text_at of the plan file open as
+	 * text_fd + 1 (0: none) */
+	uint64_t text_lo, text_len, text_at;
+	int text_fd;
 	uint64_t hook_at;	/* the replaced routine's entry (format.h:
 				   SKEL_REPLACED_ROUTINE) in this object */
 	uint64_t hook_stub;	/* the jump from there to the recorder's */
 } rec_pending;
 
+/* Site w's bytes at p (the text at w->start, or a copy of it). */
+void rec_site_write(uint8_t *p, const rec_write *w);
+/* pd's patched text from its plan file into place (pd->text_len): 0, or
+ * -1 (nothing written). */
+int rec_plan_text(const rec_pending *pd);
 /* pd's sites indexed by start (nsorted, late), once; raw mmap.  Then
  * whether a site overlaps [lo, hi). */
 void rec_sites_index(rec_pending *pd);

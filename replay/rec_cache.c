@@ -34,11 +34,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 8	/* 3: probes store whole words (vt_pack);
+#define REC_CACHE_VERSION 9	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
 				 * 5: return sites' quiet copies (patch_qret);
 				 * 6: set index: where a section's tail is,
@@ -48,7 +49,8 @@
 				 * before, holds other hashes);
 				 * 8: a plan's text writes as the writer
 				 * had them (rec_write), read as they are
-				 * where the layout is the writer's */
+				 * where the layout is the writer's;
+				 * 9: and the patched text */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -523,6 +525,7 @@ typedef struct rec_plan_hdr {
 	uint64_t nwrite, nint3, nmap, nrel[REC_NRELOC];
 	uint64_t nsites, nprobes, nneighbour, nunreachable, nredirect;
 	uint64_t nfinal;	/* 0, or nwrite: the rec_writes, absolute */
+	uint64_t text_lo, text_len;	/* the patched text (lo from bias) */
 	uint64_t map_sum;	/* vt_map_sum of the map (vt_map_ref) */
 	uint64_t payload;	/* bytes after the header */
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
@@ -591,6 +594,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 	const rec_object *o = R.cur;
 	const patch *p = &R.set.obj[o->index];
 	size_t nw = pd->nw, ni = 0;
+	uint8_t *text = NULL;
 	rec_plan_site *w = calloc(nw + 1, sizeof *w);
 	rec_plan_int3 *i3 = calloc(nw + 1, sizeof *i3);
 	vt_map_entry *map = malloc((pd->nmap + 1) * sizeof *map);
@@ -632,7 +636,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 			   .nredirect = counts[4] };
 	memcpy(h.magic, REC_PLAN_MAGIC, 8);
 	memcpy(h.id, p->id, p->id_len);
-	struct iovec v[5 + REC_NRELOC];
+	struct iovec v[6 + REC_NRELOC];
 	int nv = 0;
 	v[nv++] = (struct iovec){ w, nw * sizeof *w };
 	v[nv++] = (struct iovec){ i3, ni * sizeof *i3 };
@@ -646,6 +650,21 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 	 * under skel check, building them was lackey's log's biggest part) */
 	h.nfinal = nw;
 	v[nv++] = (struct iovec){ pd->w, nw * sizeof *pd->w };
+	/* and the text as they make it, from the first site's start to the
+	 * last one's end (the text is as the object was loaded yet) */
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < nw; i++) {
+		lo = pd->w[i].start < lo ? pd->w[i].start : lo;
+		hi = pd->w[i].end > hi ? pd->w[i].end : hi;
+	}
+	if (nw && hi - lo <= o->img.hi - o->img.lo && (text = malloc(hi - lo))) {
+		memcpy(text, (const void *)lo, hi - lo);
+		for (size_t i = 0; i < nw; i++)
+			rec_site_write(text + (pd->w[i].start - lo), &pd->w[i]);
+		h.text_lo = lo - o->img.bias;
+		h.text_len = hi - lo;
+		v[nv++] = (struct iovec){ text, h.text_len };
+	}
 	/* up to 8 bytes: the int3 fill after the last trampoline */
 	v[nv++] = (struct iovec){ e->p, h.code_size };
 	uint64_t sum = 0;
@@ -655,14 +674,14 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 	for (int i = 0; i < nv; i++)
 		sum = rec_sum(sum, v[i].iov_base, v[i].iov_len);
 	h.sum = rec_sum(sum, &h, sizeof h);
-	struct iovec all[6 + REC_NRELOC];
+	struct iovec all[7 + REC_NRELOC];
 	all[0] = (struct iovec){ &h, sizeof h };
 	memcpy(all + 1, v, nv * sizeof *v);
 	char name[2 * SKEL_ID_MAX + 64];
 	rec_plan_name(name, sizeof name);
 	rec_file_put(name, all, nv + 1);
 out:
-	free(w), free(i3), free(map);
+	free(w), free(i3), free(map), free(text);
 }
 
 /* The header says what this process needs, and its sizes add up to the
@@ -695,6 +714,9 @@ static int rec_plan_fits(const rec_plan_hdr *h, uint64_t file)
 	if (h->nfinal && h->nfinal != h->nwrite)
 		return 0;
 	sum += h->nfinal * sizeof(rec_write);
+	if (h->text_len > limit)
+		return 0;
+	sum += h->text_len;
 	return sum == h->payload && h->nint3 <= h->nwrite;
 }
 
@@ -753,6 +775,7 @@ typedef struct rec_plan_file {
 	const vt_map_entry *map;
 	const uint32_t *off;
 	uint64_t final_at;	/* file offset of the rec_writes (h.nfinal) */
+	uint64_t text_at;	/* and of the patched text (h.text_len) */
 	uint8_t *code;
 	size_t size;		/* of code */
 	int pages;		/* code is trampoline pages (else malloc'd) */
@@ -799,6 +822,7 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	f->map = (const void *)(f->ib + h->nint3);
 	f->off = (const void *)(f->map + h->nmap);
 	f->final_at = (uint64_t)((const uint8_t *)(f->off + nrel) - f->file);
+	f->text_at = f->final_at + h->nfinal * sizeof(rec_write);
 	/* where the plan's code was, relative to its object, if free: its
 	 * relative jumps then need no relocation */
 	f->code = !f->size ? NULL : pages ? rec_code_map_near(f->size, h->code + (R.cur->img.bias - h->bias))
@@ -827,6 +851,7 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	for (int k = 0, first = 0; k < REC_NRELOC; first += (int)h->nrel[k++])
 		sum = rec_sum(sum, f->off + first, h->nrel[k] * 4);
 	sum = rec_sum(sum, f->file + f->final_at, h->nfinal * sizeof(rec_write));
+	sum = rec_sum(sum, f->file + f->text_at, h->text_len);
 	sum = rec_sum(sum, f->code, h->code_size);
 	uint64_t want = h->sum;
 	h->sum = 0;
@@ -847,6 +872,23 @@ static void rec_plan_path(char *path, size_t n)
 	char name[2 * SKEL_ID_MAX + 64];
 	rec_plan_name(name, sizeof name);
 	snprintf(path, n, "%s/%s", rec_dir, name);
+}
+
+int rec_plan_text(const rec_pending *pd)
+{
+	int fd = pd->text_fd - 1;
+	uint8_t *to = (uint8_t *)pd->text_lo;
+	int r = 0;
+	for (uint64_t got = 0; got < pd->text_len && !r;) {
+		long k = rec_syscall6(SYS_pread64, fd, (long)(to + got), (long)(pd->text_len - got),
+				      (long)(pd->text_at + got), 0, 0);
+		if (k <= 0)
+			r = -1;
+		else
+			got += (uint64_t)k;
+	}
+	rec_syscall3(SYS_close, fd, 0, 0);
+	return r;
 }
 
 /* n rec_writes at offset at of the plan file path into w, by the kernel;
@@ -890,6 +932,18 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	/* laid out as the writer was: its writes as they are */
 	int as_is = h->nfinal && bias == h->bias && base == h->code &&
 		    rec_plan_finals(path, pd->w, h->nwrite, f.final_at) == 0;
+	/* and its text, read into place by rec_text_write */
+	uint64_t tlo = h->text_lo + bias;
+	if (as_is && h->text_len && tlo >= o->img.lo && tlo <= o->img.hi &&
+	    h->text_len <= o->img.hi - tlo) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			pd->text_lo = tlo;
+			pd->text_len = h->text_len;
+			pd->text_at = f.text_at;
+			pd->text_fd = fd + 1;
+		}
+	}
 	for (size_t i = 0; i < h->nwrite && !as_is; i++) {
 		const rec_plan_site *w = &f.w[i];
 		uint64_t s = w->start + bias;
