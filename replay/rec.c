@@ -683,17 +683,26 @@ static void rec_text_write(const rec_object *o, rec_pending *pd)
 	rec_block_all(&old);
 	rec_text_protect(&o->img, 1);
 	int whole = pd->text_len && rec_plan_text(pd) == 0;
-	for (size_t i = 0; i < pd->nw; i++) {
-		const rec_write *w = &pd->w[i];
-		if (!whole || (w->quiet && w->tramp == w->quiet && !w->int3))
-			rec_site_write((uint8_t *)w->start, w);
-	}
+	if (whole && pd->nrelinked <= pd->relinked_cap)
+		for (size_t i = 0; i < pd->nrelinked; i++)
+			rec_site_write((uint8_t *)pd->w[pd->relinked[i]].start,
+				       &pd->w[pd->relinked[i]]);
+	else
+		for (size_t i = 0; i < pd->nw; i++) {
+			const rec_write *w = &pd->w[i];
+			if (!whole || (w->quiet && w->tramp == w->quiet && !w->int3))
+				rec_site_write((uint8_t *)w->start, w);
+		}
 	rec_sig_hook_write(pd);
 	rec_text_protect(&o->img, 0);
 	rec_restore_mask(&old);
 	rec_munmap_raw(pd->w, (pd->nw ? pd->nw : 1) * sizeof *pd->w);
 	if (pd->late)
 		rec_munmap_raw(pd->late, (pd->nw - pd->nsorted) * sizeof *pd->late);
+	if (pd->relinked)
+		rec_munmap_raw(pd->relinked, pd->relinked_cap * sizeof *pd->relinked);
+	pd->relinked = NULL;
+	pd->nrelinked = pd->relinked_cap = 0;
 	pd->w = NULL;
 	pd->late = NULL;
 	pd->indexed = 0;
@@ -768,10 +777,12 @@ void rec_sites_index(rec_pending *pd)
 	if (pd->indexed)
 		return;
 	pd->indexed = 1;
-	size_t k = 1;
-	while (k < pd->nw && pd->w[k - 1].start <= pd->w[k].start)
-		k++;
-	pd->nsorted = pd->nw ? k : 0;
+	if (!pd->nsorted_known) {	/* a plan read as is says it */
+		size_t k = 1;
+		while (k < pd->nw && pd->w[k - 1].start <= pd->w[k].start)
+			k++;
+		pd->nsorted = pd->nw ? k : 0;
+	}
 	size_t n = pd->nw - pd->nsorted;
 	if (!n)
 		return;
@@ -849,6 +860,9 @@ static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t
 	for (size_t i = 0; i < nqs; i++) {
 		rec_write *w = rec_write_at(pd, t->qrets[qs[i]].ret + o->img.bias);
 		w->tramp = w->quiet;
+		if (pd->nrelinked < pd->relinked_cap)
+			pd->relinked[pd->nrelinked] = (uint32_t)(w - pd->w);
+		pd->nrelinked++;	/* past cap: rec_text_write scans */
 	}
 	return 1;
 }
@@ -935,6 +949,9 @@ static void rec_links_plan(rec_object *o, rec_pending *pd, uint32_t n)
 		size_t *qfirst;
 		if (!pay || !gw || rec_qrets_by_link(&tl[a], nl, &qord, &qfirst))
 			rec_die("out of memory");
+		if (qret && tl[a].nqrets && !pd[a].relinked &&
+		    (pd[a].relinked = rec_mmap_raw(tl[a].nqrets * sizeof *pd[a].relinked)))
+			pd[a].relinked_cap = tl[a].nqrets;
 		rec_gotws = gw;
 		pay[0] = o[a].index | (uint64_t)nl << 32;
 		size_t linked = 0, quiet = 0;

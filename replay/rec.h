@@ -493,6 +493,9 @@ typedef struct rec_pending {
 	uint32_t *late;		/* w[nsorted..nw)'s indices in order of
 				   start (rec_sites_index) */
 	int indexed;
+	int nsorted_known;	/* nsorted set by rec_plan_read */
+	uint32_t *relinked;	/* the sites rec_qret_link sent to their */
+	size_t nrelinked, relinked_cap;	/* quiet copies (raw mmap) */
 	/* a plan read as its writer had it: the patched text [text_lo,
 	 * text_lo + text_len) at offset text_at of the plan file open as
 	 * text_fd + 1 (0: none) */

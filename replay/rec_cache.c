@@ -39,7 +39,7 @@
 
 #define REC_PLAN_MAGIC "skelplan"
 #define REC_SET_MAGIC "skelsets"
-#define REC_CACHE_VERSION 9	/* 3: probes store whole words (vt_pack);
+#define REC_CACHE_VERSION 10	/* 3: probes store whole words (vt_pack);
 				 * 4: sites' quiet entries (patch_link);
 				 * 5: return sites' quiet copies (patch_qret);
 				 * 6: set index: where a section's tail is,
@@ -50,7 +50,9 @@
 				 * 8: a plan's text writes as the writer
 				 * had them (rec_write), read as they are
 				 * where the layout is the writer's;
-				 * 9: and the patched text */
+				 * 9: and the patched text;
+				 * 10: int3 blocks name their site, the
+				 * header the sites in order */
 
 /* ------------------------------------------------------------ hashing */
 
@@ -526,6 +528,7 @@ typedef struct rec_plan_hdr {
 	uint64_t nsites, nprobes, nneighbour, nunreachable, nredirect;
 	uint64_t nfinal;	/* 0, or nwrite: the rec_writes, absolute */
 	uint64_t text_lo, text_len;	/* the patched text (lo from bias) */
+	uint64_t nsorted;	/* the first writes in order of start */
 	uint64_t map_sum;	/* vt_map_sum of the map (vt_map_ref) */
 	uint64_t payload;	/* bytes after the header */
 	uint64_t sum;		/* rec_hash of header (sum 0) and payload */
@@ -545,6 +548,7 @@ typedef struct rec_plan_site {
 /* An int3 site's block, for SKEL_VERBOSE (link-time). */
 typedef struct rec_plan_int3 {
 	uint64_t bstart, bend;
+	uint64_t site;		/* its index among the text writes */
 } rec_plan_int3;
 
 /* What the plan of R.cur depends on besides its patch section. */
@@ -612,7 +616,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 			goto out;
 		if (x->int3)
 			i3[ni++] = (rec_plan_int3){ sv[i].bstart - o->img.bias,
-						    sv[i].bend - o->img.bias };
+						    sv[i].bend - o->img.bias, i };
 	}
 	for (size_t i = 0; i < pd->nmap; i++) {
 		map[i] = pd->map[i];
@@ -649,6 +653,9 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 	 * lays out each run alike) reads them into place (the kernel copies:
 	 * under skel check, building them was lackey's log's biggest part) */
 	h.nfinal = nw;
+	h.nsorted = nw ? 1 : 0;
+	while (h.nsorted < nw && pd->w[h.nsorted - 1].start <= pd->w[h.nsorted].start)
+		h.nsorted++;
 	v[nv++] = (struct iovec){ pd->w, nw * sizeof *pd->w };
 	/* and the text as they make it, from the first site's start to the
 	 * last one's end (the text is as the object was loaded yet) */
@@ -950,8 +957,19 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 		pd->w[i] = (rec_write){ s, s + w->len, base + w->tramp, w->int3,
 					w->quiet ? base + w->quiet - 1 : 0, w->word };
 	}
-	for (size_t i = 0, k = 0; i < h->nwrite; i++) {
-		if (!pd->w[i].int3)
+	if (as_is && h->nsorted <= h->nwrite) {
+		pd->nsorted = h->nsorted;
+		pd->nsorted_known = 1;
+	}
+	/* the int3 sites: by their blocks' indices (a plan read as is: a
+	 * scan of every site was most of what remained of its reading) */
+	int by_block = as_is;
+	for (size_t k = 0; k < h->nint3 && by_block; k++)
+		by_block = f.ib[k].site < h->nwrite && pd->w[f.ib[k].site].int3;
+	for (size_t i = 0, k = 0; by_block ? k < h->nint3 : i < h->nwrite; i++) {
+		if (by_block)
+			i = f.ib[k].site;
+		else if (!pd->w[i].int3)
 			continue;
 		const rec_plan_site *w = &f.w[i];
 		uint64_t s = w->start + bias;
