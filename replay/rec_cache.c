@@ -649,13 +649,18 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		h.nrel[k] = e->rel[k].n;
 		v[nv++] = (struct iovec){ e->rel[k].off, e->rel[k].n * 4 };
 	}
-	/* the writes themselves: a process laid out as this one (valgrind
-	 * lays out each run alike) reads them into place (the kernel copies:
-	 * under skel check, building them was lackey's log's biggest part) */
-	h.nfinal = nw;
 	h.nsorted = nw ? 1 : 0;
 	while (h.nsorted < nw && pd->w[h.nsorted - 1].start <= pd->w[h.nsorted].start)
 		h.nsorted++;
+	/* under valgrind, the writes themselves: a process laid out as this
+	 * one (valgrind lays out each run alike) reads them into place (the
+	 * kernel copies: under skel check, building them was lackey's log's
+	 * biggest part).  Not natively, where each run has another bias:
+	 * 4 MB more of libc's plan to map and sum at every start for nothing */
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !strstr(pre, "vgpreload") || !nw)
+		goto put;
+	h.nfinal = nw;
 	v[nv++] = (struct iovec){ pd->w, nw * sizeof *pd->w };
 	/* and the text as they make it, from the first site's start to the
 	 * last one's end (the text is as the object was loaded yet) */
@@ -672,6 +677,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		h.text_len = hi - lo;
 		v[nv++] = (struct iovec){ text, h.text_len };
 	}
+put:
 	/* up to 8 bytes: the int3 fill after the last trampoline */
 	v[nv++] = (struct iovec){ e->p, h.code_size };
 	uint64_t sum = 0;
@@ -857,8 +863,12 @@ static int rec_plan_file_read(const char *path, rec_plan_file *f, int pages)
 	sum = rec_sum(sum, f->map, len[2]);
 	for (int k = 0, first = 0; k < REC_NRELOC; first += (int)h->nrel[k++])
 		sum = rec_sum(sum, f->off + first, h->nrel[k] * 4);
-	sum = rec_sum(sum, f->file + f->final_at, h->nfinal * sizeof(rec_write));
-	sum = rec_sum(sum, f->file + f->text_at, h->text_len);
+	/* as the writer summed them: only when there (a sum of 0 bytes is
+	 * not the sum it was given) */
+	if (h->nfinal)
+		sum = rec_sum(sum, f->file + f->final_at, h->nfinal * sizeof(rec_write));
+	if (h->text_len)
+		sum = rec_sum(sum, f->file + f->text_at, h->text_len);
 	sum = rec_sum(sum, f->code, h->code_size);
 	uint64_t want = h->sum;
 	h->sum = 0;
