@@ -682,17 +682,14 @@ static void rec_text_write(const rec_object *o, rec_pending *pd)
 	sigset_t old;
 	rec_block_all(&old);
 	rec_text_protect(&o->img, 1);
-	int whole = pd->text_len && rec_plan_text(pd) == 0;
-	if (whole && pd->nrelinked <= pd->relinked_cap)
-		for (size_t i = 0; i < pd->nrelinked; i++)
-			rec_site_write((uint8_t *)pd->w[pd->relinked[i]].start,
-				       &pd->w[pd->relinked[i]]);
-	else
-		for (size_t i = 0; i < pd->nw; i++) {
-			const rec_write *w = &pd->w[i];
-			if (!whole || (w->quiet && w->tramp == w->quiet && !w->int3))
-				rec_site_write((uint8_t *)w->start, w);
-		}
+	/* every site, unless the plan's text is in place and the relinked
+	 * sites were all kept (writing a site again is harmless) */
+	int whole = pd->text_len && rec_plan_text(pd) == 0 &&
+		    pd->nrelinked <= pd->relinked_cap;
+	for (size_t i = 0, n = whole ? pd->nrelinked : pd->nw; i < n; i++) {
+		const rec_write *w = &pd->w[whole ? pd->relinked[i] : i];
+		rec_site_write((uint8_t *)w->start, w);
+	}
 	rec_sig_hook_write(pd);
 	rec_text_protect(&o->img, 0);
 	rec_restore_mask(&old);
@@ -766,30 +763,37 @@ typedef struct rec_gotw {
 static rec_gotw *rec_gotws;
 static size_t rec_ngotw;
 
-/* pd's site starting at pc: a binary search of its sorted part, then
- * the few sites after it (no sort: under skel check's lackey, sorting
- * libc's 58,000 sites was a quarter of the recorder's start-up). */
 /* Under skel check every instruction of the set-up is a line of lackey's
  * log (a system call each): libc's 58 thousand sites were scanned
  * linearly per lookup before (the late ones) and per link (the qrets). */
+int rec_under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	return pre && strstr(pre, "vgpreload");
+}
+
+size_t rec_sites_sorted(const rec_write *w, size_t n)
+{
+	size_t k = 1;
+	while (k < n && w[k - 1].start <= w[k].start)
+		k++;
+	return n ? k : 0;
+}
+
 void rec_sites_index(rec_pending *pd)
 {
 	if (pd->indexed)
 		return;
 	pd->indexed = 1;
-	if (!pd->nsorted_known) {	/* a plan read as is says it */
-		size_t k = 1;
-		while (k < pd->nw && pd->w[k - 1].start <= pd->w[k].start)
-			k++;
-		pd->nsorted = pd->nw ? k : 0;
-	}
+	if (!pd->nsorted_known)		/* a plan read as is says it */
+		pd->nsorted = rec_sites_sorted(pd->w, pd->nw);
 	size_t n = pd->nw - pd->nsorted;
 	if (!n)
 		return;
 	uint32_t *v = rec_mmap_raw(n * sizeof *v);
 	if (!v)
 		rec_die("out of memory");
-	for (size_t i = 0; i < n; i++)	/* insertion sort of a few hundred */
+	for (size_t i = 0; i < n; i++)	/* a shell sort of a few hundred */
 		v[i] = (uint32_t)(pd->nsorted + i);
 	for (size_t gap = n / 2 ? n / 2 : 1;; gap = gap > 2 ? gap * 5 / 11 : 1) {
 		for (size_t i = gap; i < n; i++) {
@@ -830,6 +834,10 @@ int rec_sites_overlap(const rec_pending *pd, uint64_t lo, uint64_t hi)
 	return i && pd->w[pd->late[i - 1]].end > lo;
 }
 
+/* pd's site starting at pc: a binary search of its sorted part, then
+ * of the few sites after it by their index (not a sort of all: under
+ * skel check's lackey, sorting libc's 58,000 sites was a quarter of the
+ * recorder's start-up). */
 static rec_write *rec_write_at(const rec_pending *pd, uint64_t pc)
 {
 	size_t i = rec_sites_lower(pd->w, NULL, pd->nsorted, pc);
@@ -862,7 +870,7 @@ static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t
 		w->tramp = w->quiet;
 		if (pd->nrelinked < pd->relinked_cap)
 			pd->relinked[pd->nrelinked] = (uint32_t)(w - pd->w);
-		pd->nrelinked++;	/* past cap: rec_text_write scans */
+		pd->nrelinked++;	/* past cap: rec_text_write writes all */
 	}
 	return 1;
 }
@@ -1332,8 +1340,7 @@ __attribute__((constructor)) static void rec_init(void)
 	R.zmode = zc && !strcmp(zc, "1") ? 1 : zc && !strcmp(zc, "2") ? 2 : 0;
 	/* nor under valgrind (skel check: a file replayed once and removed;
 	 * zstd run under lackey made the checks several times slower) */
-	const char *pre = getenv("LD_PRELOAD");
-	R.valgrind = pre && strstr(pre, "vgpreload");
+	R.valgrind = rec_under_valgrind();
 	if (R.valgrind)
 		zc = "0";
 	if (!R.pipe && !(zc && !strcmp(zc, "0")) && !(R.zsize = rec_z_setup()))

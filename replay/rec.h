@@ -511,6 +511,11 @@ void rec_site_write(uint8_t *p, const rec_write *w);
 /* pd's patched text from its plan file into place (pd->text_len): 0, or
  * -1 (nothing written). */
 int rec_plan_text(const rec_pending *pd);
+/* How many of w[0..n) come first in order of start. */
+size_t rec_sites_sorted(const rec_write *w, size_t n);
+/* Whether the process runs under valgrind (its preload in LD_PRELOAD:
+ * R.valgrind, once the recorder has started). */
+int rec_under_valgrind(void);
 /* pd's sites indexed by start (nsorted, late), once; raw mmap.  Then
  * whether a site overlaps [lo, hi). */
 void rec_sites_index(rec_pending *pd);

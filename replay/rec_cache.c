@@ -649,16 +649,13 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		h.nrel[k] = e->rel[k].n;
 		v[nv++] = (struct iovec){ e->rel[k].off, e->rel[k].n * 4 };
 	}
-	h.nsorted = nw ? 1 : 0;
-	while (h.nsorted < nw && pd->w[h.nsorted - 1].start <= pd->w[h.nsorted].start)
-		h.nsorted++;
+	h.nsorted = rec_sites_sorted(pd->w, nw);
 	/* under valgrind, the writes themselves: a process laid out as this
 	 * one (valgrind lays out each run alike) reads them into place (the
 	 * kernel copies: under skel check, building them was lackey's log's
 	 * biggest part).  Not natively, where each run has another bias:
 	 * 4 MB more of libc's plan to map and sum at every start for nothing */
-	const char *pre = getenv("LD_PRELOAD");
-	if (!pre || !strstr(pre, "vgpreload") || !nw)
+	if (!rec_under_valgrind() || !nw)
 		goto put;
 	h.nfinal = nw;
 	v[nv++] = (struct iovec){ pd->w, nw * sizeof *pd->w };
@@ -669,7 +666,7 @@ void rec_plan_write(const rec_emit *e, const rec_pending *pd,
 		lo = pd->w[i].start < lo ? pd->w[i].start : lo;
 		hi = pd->w[i].end > hi ? pd->w[i].end : hi;
 	}
-	if (nw && hi - lo <= o->img.hi - o->img.lo && (text = malloc(hi - lo))) {
+	if (hi - lo <= o->img.hi - o->img.lo && (text = malloc(hi - lo))) {
 		memcpy(text, (const void *)lo, hi - lo);
 		for (size_t i = 0; i < nw; i++)
 			rec_site_write(text + (pd->w[i].start - lo), &pd->w[i]);
