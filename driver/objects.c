@@ -210,17 +210,16 @@ static void put(gather *g, const char *s)
 	g->text.n += n;
 }
 
-/* The module's cached skeleton; fails when missing (the cache was
- * emptied since `skel gen`). */
-static char *module_text(const char *id, const char *path, char file[PATH_MAX])
+/* The module's cached skeleton's file name; fails when it is missing (the
+ * cache was emptied since `skel gen`). */
+static int module_file(const char *id, const char *path, char file[PATH_MAX])
 {
 	snprintf(file, PATH_MAX, "%s/%s.c", cache_dir(), id);
-	size_t len;
-	char *t = read_text(file, &len);
-	if (!t)
-		fprintf(stderr, "skel: %s: the skeleton of %s is not in the cache (%s); "
-			"run skel gen --whole-process again\n", file, path, strerror(errno));
-	return t;
+	if (access(file, R_OK) == 0)
+		return 0;
+	fprintf(stderr, "skel: %s: the skeleton of %s is not in the cache (%s); "
+		"run skel gen --whole-process again\n", file, path, strerror(errno));
+	return -1;
 }
 
 /* The patch embedded at the end of a module's cached skeleton, the end
@@ -299,10 +298,8 @@ static int add_module(const char *id, const char *path, void *arg)
 {
 	gather *g = arg;
 	char file[PATH_MAX];
-	char *t = module_text(id, path, file);
-	if (!t)
+	if (module_file(id, path, file) < 0)
 		return -1;
-	free(t);
 	char *so = compile_module(file);
 	if (!so)
 		return -1;

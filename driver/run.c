@@ -132,20 +132,39 @@ int skel_find_app(const char *app, char path[PATH_MAX])
 
 char *read_text(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	VEC(char) v = {0};
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		for (size_t i = 0; i < n; i++)
-			vec_push(v, buf[i]);
-	fclose(f);
-	vec_push(v, 0);
+	/* the size known: one buffer and large reads (libc's module
+	 * skeleton is 30 MB; a byte at a time cost each replay 50 ms) */
+	struct stat st;
+	size_t cap = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	char *a = xmalloc(cap);
+	size_t n = 0;
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			a = xrealloc(a, cap);
+		}
+		ssize_t got = read(fd, a + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			free(a);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	a[n] = 0;
 	if (len)
-		*len = v.n - 1;
-	return v.a;
+		*len = n;
+	return a;
 }
 
 /* The identity a skeleton was generated for (its sk_binary_id). */
@@ -614,10 +633,60 @@ char *compile_module(const char *skel_path)
 	return compile_one(skel_path, true);
 }
 
-static char *compile_one(const char *skel_path, bool module)
+/* A module skeleton's hash (of its text after `seed`) is kept beside it,
+ * in FILE.hash with the file's device, inode, size and modification
+ * time: libc's skeleton is 30 MB, and reading and hashing it cost every
+ * replay, run and check 60 ms.  The file changed (a new skel gen, by
+ * rename: a new inode) is hashed again. */
+static void hash_key(const struct stat *st, uint64_t seed, char *key, size_t n)
 {
-	size_t len;
-	char *text = read_text(skel_path, &len);
+	snprintf(key, n, "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 ".%09ld %016" PRIx64 " ",
+		 (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+		 (uint64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec, seed);
+}
+
+static bool hash_kept(const char *path, uint64_t seed, uint64_t *h)
+{
+	struct stat st;
+	char side[PATH_MAX + 8], key[200], line[240];
+	if (stat(path, &st) < 0 || snprintf(side, sizeof side, "%s.hash", path) >= (int)sizeof side)
+		return false;
+	hash_key(&st, seed, key, sizeof key);
+	FILE *f = fopen(side, "r");
+	if (!f)
+		return false;
+	bool ok = fgets(line, sizeof line, f) && !strncmp(line, key, strlen(key)) &&
+		sscanf(line + strlen(key), "%" SCNx64, h) == 1;
+	fclose(f);
+	return ok;
+}
+
+/* st: the file as it was before it was read; nothing kept if it changed
+ * since */
+static void hash_keep(const char *path, const struct stat *st, uint64_t seed, uint64_t h)
+{
+	struct stat now;
+	char side[PATH_MAX + 8], tmp[PATH_MAX + 32], key[200];
+	if (stat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev ||
+	    now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+		return;
+	snprintf(side, sizeof side, "%s.hash", path);
+	snprintf(tmp, sizeof tmp, "%s.%d", side, (int)getpid());
+	hash_key(st, seed, key, sizeof key);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;		/* a read-only cache: hashed each time */
+	bool ok = fprintf(f, "%s%016" PRIx64 "\n", key, h) > 0;
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, side) != 0)
+		unlink(tmp);
+}
+
+/* The skeleton's text, checked to be one; NULL (said) if not */
+static char *skeleton_text(const char *skel_path, size_t *len)
+{
+	char *text = read_text(skel_path, len);
 	if (!text) {
 		skel_fail(skel_path, strerror(errno));
 		return NULL;
@@ -628,6 +697,11 @@ static char *compile_one(const char *skel_path, bool module)
 		free(text);
 		return NULL;
 	}
+	return text;
+}
+
+static char *compile_one(const char *skel_path, bool module)
+{
 	build b = { .cc = getenv("CC") ? getenv("CC") : "gcc", .home = skel_home(),
 		    .cache = cache_dir(), .skel_path = skel_path, .module = module };
 	snprintf(b.inc1, sizeof b.inc1, "-I%s/replay", b.home);
@@ -637,12 +711,21 @@ static char *compile_one(const char *skel_path, bool module)
 	/* the runtime's objects: by its sources, the compiler and skel */
 	uint64_t rh = skel_fnv1a64(SKEL_FNV1A64_INIT, SKEL_VERSION, strlen(SKEL_VERSION));
 	rh = skel_fnv1a64(rh, b.cc, strlen(b.cc) + 1);
-	if (hash_runtime(b.home, &rh) < 0) {
-		free(text);
+	if (hash_runtime(b.home, &rh) < 0)
 		return NULL;
-	}
 	/* the replayer: by the skeleton, the runtime and the flags */
-	uint64_t h = skel_fnv1a64(rh, text, len);
+	size_t len = 0;
+	char *text = NULL;
+	uint64_t h;
+	if (!module || !hash_kept(skel_path, rh, &h)) {
+		struct stat st;
+		bool known = stat(skel_path, &st) == 0;
+		if (!(text = skeleton_text(skel_path, &len)))
+			return NULL;
+		h = skel_fnv1a64(rh, text, len);
+		if (module && known)
+			hash_keep(skel_path, &st, rh, h);
+	}
 	for (int i = 0; i < 4; i++) {
 		const char *f = i < 2 ? hot[i] : cold[i - 2];
 		h = skel_fnv1a64(h, f ? f : "", f ? strlen(f) + 1 : 1);
@@ -656,7 +739,8 @@ static char *compile_one(const char *skel_path, bool module)
 		snprintf(out, PATH_MAX, "%s/mod-%016" PRIx64 ".so", b.cache, h);
 	else
 		snprintf(out, PATH_MAX, "%s/replay-%016" PRIx64, b.cache, h);
-	if (!exists(out) && build_replayer(&b, text, len, rh, hot, cold, out) < 0) {
+	if (!exists(out) && ((!text && !(text = skeleton_text(skel_path, &len))) ||
+			     build_replayer(&b, text, len, rh, hot, cold, out) < 0)) {
 		free(out);
 		out = NULL;
 	}

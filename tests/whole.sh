@@ -52,6 +52,20 @@ all_r=$(awk '/^skel: stats: routine / { s += $(NF - 14) } END { print s + 0 }' "
 	bad "--stats: libwhole.so's routines add up to $lib_r accesses, its object line says ${lib_n:-nothing}"
 [ "$all_r" = "$whole_n" ] || bad "--stats: the routines add up to $all_r accesses, not the $whole_n of the trace"
 
+# a module's skeleton is hashed once: its hash is kept beside it
+# (ID.c.hash, with the file's inode, size and time); a skeleton changed
+# since is hashed again and compiled anew (a stale hash would replay the
+# old module, or another skeleton's)
+id=$(sed -n "s|^object \([0-9a-f]*\) $tmp/libwhole.so\$|\1|p" "$tmp/whole.c")
+mf="$XDG_CACHE_HOME/skel/$id.c"
+[ -n "$id" ] && [ -s "$mf.hash" ] || bad "no kept hash beside the module's skeleton $mf"
+nmod=$(ls "$XDG_CACHE_HOME"/skel/mod-*.so | wc -l)
+echo '/* changed */' >>"$mf"
+./skel replay "$tmp/whole.c" "$tmp/v" --format count -o "$tmp/count2" 2>/dev/null || bad "replay after the module changed"
+[ "$(ls "$XDG_CACHE_HOME"/skel/mod-*.so | wc -l)" -eq $((nmod + 1)) ] ||
+	bad "a changed module skeleton was not compiled again (kept hash used)"
+cmp -s "$tmp/count" "$tmp/count2" || bad "the changed module's replay differs: $(cat "$tmp/count2")"
+
 # --no-slice (and skel trace with fetches, which asks for it): the modules'
 # skeletons are <id>-noslice.c in the cache, and the SKEL-OBJECTS line
 # names them so, or record and replay, other processes without the option,
