@@ -860,19 +860,27 @@ static int rec_qret_link(const rec_object *o, rec_pending *pd, const rec_tail *t
 	if (!nqs || !ct->nclosed ||
 	    !bsearch(&entry, ct->closed, ct->nclosed, sizeof entry, rec_u64_cmp))
 		return 0;
-	for (size_t i = 0; i < nqs; i++) {
-		const rec_write *w = rec_write_at(pd, t->qrets[qs[i]].ret + o->img.bias);
-		if (!w || !w->quiet || w->word != PATCH_CTL_BASE || w->int3)
-			return 0;
-	}
-	for (size_t i = 0; i < nqs; i++) {
+	/* each site looked up once (skel check's lackey logs every step of
+	 * the searches) */
+	rec_write *one[64], **ws = nqs <= 64 ? one : malloc(nqs * sizeof *ws);
+	if (!ws)
+		rec_die("out of memory");
+	int ok = 1;
+	for (size_t i = 0; ok && i < nqs; i++) {
 		rec_write *w = rec_write_at(pd, t->qrets[qs[i]].ret + o->img.bias);
+		ok = w && w->quiet && w->word == PATCH_CTL_BASE && !w->int3;
+		ws[i] = w;
+	}
+	for (size_t i = 0; ok && i < nqs; i++) {
+		rec_write *w = ws[i];
 		w->tramp = w->quiet;
 		if (pd->nrelinked < pd->relinked_cap)
 			pd->relinked[pd->nrelinked] = (uint32_t)(w - pd->w);
 		pd->nrelinked++;	/* past cap: rec_text_write writes all */
 	}
-	return 1;
+	if (ws != one)
+		free(ws);
+	return ok;
 }
 
 /* t's qrets by link, in their order within each (a counting sort):

@@ -257,6 +257,7 @@ typedef struct rec_state {
 	uint64_t self_id;	/* the recorder's own build: a plan made by
 				   another build is not used */
 	int plans_read, plans_made, plans_written;	/* this process */
+	int plans_as_is;	/* read as their writer left them (rec_plan_read) */
 	int plan_check;		/* SKEL_PLAN_CHECK=1 */
 	_Atomic int pass;	/* held by the online flusher during a pass and
 				   by rec_finish: no VALUES after END */

@@ -1505,12 +1505,12 @@ void rec_stats(const char *when)
 			"neighbour_sites=%zu loop_sites=%zu int3_sites=%zu landing_sites=%zu probes=%zu "
 			"trampoline_bytes=%zu threads=%u values=%" PRIu64
 			" int3_hits=%" PRIu64 " int3_entered=%zu plans_read=%d"
-			" plans_made=%d handed_over=%u packed_by_thread=%u", when,
+			" plans_made=%d plans_as_is=%d handed_over=%u packed_by_thread=%u", when,
 			atomic_load(&R.nobj), R.set.n,
 			R.nsites, R.nneighbour, R.nloop, R.nint3, R.nlanding, R.nprobes, R.code_size,
 			atomic_load(&R.nthreads), atomic_load(&R.values),
 			atomic_load(&R.int3_hits), R.nredirect, R.plans_read,
-			R.plans_made, atomic_load(&rec_jobs), atomic_load(&rec_jobs_packed));
+			R.plans_made, R.plans_as_is, atomic_load(&rec_jobs), atomic_load(&rec_jobs_packed));
 }
 
 void rec_finish(uint32_t how)

@@ -219,6 +219,7 @@ static int rec_plans_trusted(void)
 }
 static rec_set_ent rec_sec[PATCH_MAX_OBJECTS];
 static uint8_t rec_parsed[PATCH_MAX_OBJECTS];
+static uint64_t rec_set_th;	/* the patch text's hash (cache on), or 0 */
 
 static uint64_t rec_set_sum(rec_set_hdr h, const rec_set_ent *v)
 {
@@ -331,6 +332,7 @@ int rec_set_load(const char *path, char err[FMT_ERR_LEN])
 	rec_text_len = (size_t)st.st_size;
 	int cache = rec_cache_on();
 	uint64_t th = cache ? rec_text_hash(&st) : 0;
+	rec_set_th = th;
 	if (cache && rec_set_from_index(th) == 0)
 		return 0;
 	if (patch_set_parse(&R.set, rec_text, rec_text_len, err))
@@ -474,6 +476,93 @@ static size_t rec_tail_read(const char *b, const char *e, rec_tail *t)
 	return t->nlinks;
 }
 
+/* A section's tail as read from its lines, kept in the cache beside the
+ * set index (tail-TEXTHASH-K.bin: this header, the links, qrets and
+ * closed entries): libc's 8 thousand lines took a million instructions
+ * to read at every start, each logged by lackey under skel check. */
+#define REC_TAIL_MAGIC "skeltail"
+typedef struct rec_tail_hdr {
+	char magic[8];
+	uint32_t version, k;
+	uint64_t text_hash, nlinks, nqrets, nclosed, sum;
+} rec_tail_hdr;
+
+static void rec_tail_name(uint32_t k, char *name, size_t n)
+{
+	snprintf(name, n, "tail-%016" PRIx64 "-%u.bin", rec_set_th, k);
+}
+
+static uint64_t rec_tail_sum(rec_tail_hdr h, const rec_tail *t)
+{
+	h.sum = 0;
+	uint64_t x = rec_sum(0, &h, sizeof h);
+	x = rec_sum(x, t->links, t->nlinks * sizeof *t->links);
+	x = rec_sum(x, t->qrets, t->nqrets * sizeof *t->qrets);
+	return rec_sum(x, t->closed, t->nclosed * sizeof *t->closed);
+}
+
+static void rec_tail_keep(uint32_t k, const rec_tail *t)
+{
+	rec_tail_hdr h = { .version = REC_CACHE_VERSION, .k = k, .text_hash = rec_set_th,
+			   .nlinks = t->nlinks, .nqrets = t->nqrets, .nclosed = t->nclosed };
+	memcpy(h.magic, REC_TAIL_MAGIC, 8);
+	h.sum = rec_tail_sum(h, t);
+	char name[64];
+	rec_tail_name(k, name, sizeof name);
+	struct iovec v[4] = { { &h, sizeof h },
+			      { t->links, t->nlinks * sizeof *t->links },
+			      { t->qrets, t->nqrets * sizeof *t->qrets },
+			      { t->closed, t->nclosed * sizeof *t->closed } };
+	rec_file_put(name, v, 4);
+}
+
+/* Section k's tail from the cache: 0, or -1 (t empty) when it is not
+ * there or not whole.  Under lackey after the planning run read it
+ * (SKEL_PLANS_CHECKED) its sum and link numbers are not checked again. */
+static int rec_tail_kept(uint32_t k, rec_tail *t)
+{
+	char name[64], path[PATH_MAX + 64];
+	rec_tail_name(k, name, sizeof name);
+	snprintf(path, sizeof path, "%s/%s", rec_dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rec_tail_hdr h;
+	struct stat st;
+	int ok = !fstat(fd, &st) && !rec_pread(fd, &h, sizeof h, 0) &&
+		 !memcmp(h.magic, REC_TAIL_MAGIC, 8) && h.version == REC_CACHE_VERSION &&
+		 h.k == k && h.text_hash == rec_set_th && h.nlinks && h.nlinks < (1u << 24) &&
+		 h.nqrets < (1u << 24) && h.nclosed < (1u << 24) &&
+		 (uint64_t)st.st_size == sizeof h + h.nlinks * sizeof *t->links +
+					 h.nqrets * sizeof *t->qrets + h.nclosed * sizeof *t->closed;
+	if (ok) {
+		t->links = malloc(h.nlinks * sizeof *t->links);
+		t->qrets = malloc((h.nqrets ? h.nqrets : 1) * sizeof *t->qrets);
+		t->closed = malloc((h.nclosed ? h.nclosed : 1) * sizeof *t->closed);
+		t->nlinks = h.nlinks;
+		t->nqrets = h.nqrets;
+		t->nclosed = h.nclosed;
+		uint64_t at = sizeof h;
+		ok = t->links && t->qrets && t->closed &&
+		     !rec_pread(fd, t->links, t->nlinks * sizeof *t->links, at) &&
+		     !rec_pread(fd, t->qrets, t->nqrets * sizeof *t->qrets,
+				at += t->nlinks * sizeof *t->links) &&
+		     !rec_pread(fd, t->closed, t->nclosed * sizeof *t->closed,
+				at + t->nqrets * sizeof *t->qrets);
+	}
+	close(fd);
+	if (ok && !rec_plans_trusted()) {
+		ok = rec_tail_sum(h, t) == h.sum;
+		for (size_t i = 0; ok && i < t->nqrets; i++)
+			ok = t->qrets[i].link < t->nlinks;
+	}
+	if (!ok) {
+		rec_tail_free(t);
+		return -1;
+	}
+	return 0;
+}
+
 /* Section k's links (format.h, patch_link), qret and closed lines, in
  * file order, malloc'd: its parsed patch's, or read from the lines that
  * end its text (an index-read set parses no section it does not need
@@ -500,8 +589,13 @@ size_t rec_section_tail(uint32_t k, rec_tail *t)
 	}
 	if (rec_sec[k].tail == REC_NO_TAIL)
 		return 0;
+	if (rec_set_th && rec_tail_kept(k, t) == 0)
+		return t->nlinks;
 	const char *b = rec_text + rec_sec[k].off;
-	return rec_tail_read(b + rec_sec[k].tail, b + rec_sec[k].len, t);
+	size_t n = rec_tail_read(b + rec_sec[k].tail, b + rec_sec[k].len, t);
+	if (rec_set_th && n)
+		rec_tail_keep(k, t);
+	return n;
 }
 
 void rec_tail_free(rec_tail *t)
@@ -583,8 +677,19 @@ static void rec_plan_name(char *buf, size_t n)
 	/* the conditions in the name too: a native run and one under
 	 * valgrind (no RTM, another signal trampoline) keep a plan each
 	 * instead of making each other's again */
-	snprintf(buf, n, "plan-%s-%016" PRIx64 "-%08" PRIx32 ".bin", id,
-		 R.phash[R.cur->index], (uint32_t)rec_config());
+	int k = snprintf(buf, n, "plan-%s-%016" PRIx64 "-%08" PRIx32, id,
+			 R.phash[R.cur->index], (uint32_t)rec_config());
+	/* under valgrind, which lays out every run of a program alike, the
+	 * object's place as well: each layout keeps the plan made there,
+	 * read as it is (rec_plan_read, as_is).  One plan for all would be
+	 * another program's, whose libc lay elsewhere: its relocations
+	 * walked, eight million instructions each logged by lackey, and its
+	 * text written site by site (a whole-process check of qsort_cb: 19
+	 * s instead of 7) */
+	if (k > 0 && (size_t)k < n && rec_under_valgrind())
+		k += snprintf(buf + k, n - (size_t)k, "-vg%" PRIx64, R.cur->img.bias);
+	if (k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, ".bin");
 }
 
 static size_t rec_pad8(size_t n)
@@ -946,6 +1051,7 @@ int rec_plan_read(rec_pending *pd, rec_int3_list *i3)
 	/* laid out as the writer was: its writes as they are */
 	int as_is = h->nfinal && bias == h->bias && base == h->code &&
 		    rec_plan_finals(path, pd->w, h->nwrite, f.final_at) == 0;
+	R.plans_as_is += as_is;
 	/* and its text, read into place by rec_text_write */
 	uint64_t tlo = h->text_lo + bias;
 	if (as_is && h->text_len && tlo >= o->img.lo && tlo <= o->img.hi &&
