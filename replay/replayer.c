@@ -602,6 +602,7 @@ typedef struct stream {
 	uint64_t fhits;         /* sim: fetches of that line since (hits) */
 	sim_thread sth;         /* sim: its counts, and its own L1s with
 				   --l1-per-thread */
+	sim_feed feed;          /* sim_direct: its accesses' way in */
 	bool pend;              /* lackey: a read waiting for its write */
 	uint64_t ppc, paddr;
 	unsigned psize;
@@ -641,6 +642,9 @@ static bool salvage;            /* replay the part of a damaged file before
  * thread's batch at a time */
 static sim *simu;
 static pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
+/* --sim cache offline: the streams replay one after the other, each
+ * feeds the simulator as it goes (sim_feed), without records or sim_mu */
+static bool sim_direct;
 static const char *sim_out;
 static bool l1_per_thread;
 static size_t sim_nthreads;     /* streams replayed: per-thread lines if > 1 */
@@ -659,6 +663,12 @@ static uint64_t replay_waits;   /* a skeleton found no words: it waited for
  * next batch, whose first record may be its write (a modify) */
 static void sim_sink_flush(stream *s, bool last)
 {
+	if (sim_direct) {
+		sim_feed_hits(&s->feed, s->fhits);
+		s->fhits = 0;
+		sim_feed_flush(&s->feed, &s->sth);
+		return;
+	}
 	sim_rec *r = (sim_rec *)(void *)s->buf;
 	size_t n = s->n / sizeof *r;
 	pthread_mutex_lock(&sim_mu);
@@ -998,6 +1008,13 @@ static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t a
 		s->held[s->nheld++] = (struct held_access){ pc, addr, size, kind, s->t.mark };
 		return;
 	}
+	if (sim_direct) {
+		if (kind == K_FETCH)
+			sim_feed_fetch(&s->feed, pc, addr, size, 1);
+		else
+			sim_feed_data(&s->feed, pc, kind, size, addr);
+		return;
+	}
 	if (s->n > BUFSZ - 128 - SYM_NAME_MAX)
 		sink_flush(s);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
@@ -1015,9 +1032,13 @@ static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, 
 		s->fhits += n;
 		return;
 	}
+	s->fline = last;
+	if (sim_direct) {
+		sim_feed_fetch(&s->feed, first, at, len, n);
+		return;
+	}
 	if (s->n > BUFSZ - 128)
 		sink_flush(s);
-	s->fline = last;
 	sim_rec *r = (sim_rec *)(void *)(s->buf + s->n);
 	*r = (sim_rec){ first, at, len, K_FETCH, (uint16_t)n };
 	s->n += sizeof *r;
@@ -2684,6 +2705,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 		fprintf(stderr, "skel: sim: %s\n", err);
 		exit(2);
 	}
+	if (sim_direct)
+		sim_feed_init(&s->feed, simu, &s->sth);
 	mods[0].bias = bias;
 	s->t.mod = &mods[0];
 	s->t.roi = mods[0].roi;
@@ -4079,6 +4102,7 @@ int main(int argc, char **argv)
 	}
 	if (sim_kind)
 		simu = &the_sim;
+	sim_direct = simu && !reuse && !online;
 	FILE *out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!out) {
 		fprintf(stderr, "skel: %s: cannot write\n", out_path);

@@ -40,6 +40,7 @@ typedef struct sim_config {
 typedef struct sim_cache {
 	sim_level l;
 	uint64_t sets;
+	uint64_t set_mask;      /* sets - 1 */
 	unsigned line_bits;
 	uint64_t *tags;
 	/* the line looked up last: the most recent of its set, so that
@@ -150,6 +151,82 @@ size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last);
  * a fetch of the same batch looked up last (the replay counts them instead
  * of making records of them; totals only). */
 void sim_fetch_hits(sim *s, uint64_t n);
+
+/* One thread's accesses given to the simulator one by one, as the
+ * replay makes them, with the effect sim_batch has on the same records:
+ * a read then a write of the same pc, address and size (with no record
+ * between) is a modify.  The feed's counts gather in `cost` until
+ * sim_feed_flush; costs per instruction (per_pc) go to s at once.  The
+ * simulator must be the feed's alone between sim_feed_init and the
+ * flush (the offline replay: one stream after the other). */
+typedef struct sim_feed {
+	sim *s;
+	sim_cache *i1, *d1;
+	bool per_pc;
+	bool rlast;             /* the last record was a read: */
+	uint32_t rsize;
+	uint64_t rpc, raddr;
+	sim_cost cost;
+} sim_feed;
+
+/* thread t's L1s when it owns them, else s's */
+void sim_feed_init(sim_feed *f, sim *s, sim_thread *t);
+/* adds the feed's counts to s's and, when t, to t's */
+void sim_feed_flush(sim_feed *f, sim_thread *t);
+/* a reference that is not a hit on the line its L1 looked up last */
+void sim_feed_ref_slow(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
+		       unsigned size);
+
+/* One reference of event ev (SIM_IR, SIM_DR, SIM_DW) to l1: most hit the
+ * line it looked up last, a count. */
+static inline void sim_feed_ref(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
+				unsigned size)
+{
+	if (size > SIM_MAX_ACCESS)
+		size = SIM_MAX_ACCESS;
+	uint64_t first = addr >> l1->line_bits;
+	if (first == l1->last_line && (addr + (size ? size - 1 : 0)) >> l1->line_bits == first &&
+	    !f->per_pc) {
+		f->cost.ev[ev]++;
+		return;
+	}
+	sim_feed_ref_slow(f, l1, pc, ev, addr, size);
+}
+
+/* A data access, kind SIM_READ or SIM_WRITE. */
+static inline void sim_feed_data(sim_feed *f, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	if (kind == SIM_WRITE && f->rlast && addr == f->raddr && pc == f->rpc && size == f->rsize) {
+		f->rlast = false;	/* a modify: the read alone counts */
+		return;
+	}
+	f->rlast = kind == SIM_READ;
+	f->rpc = pc;
+	f->raddr = addr;
+	f->rsize = size;
+	sim_feed_ref(f, f->d1, pc, kind == SIM_READ ? SIM_DR : SIM_DW, addr, size);
+}
+
+/* A fetch record (sim_rec): n instructions from first to the one at `at`
+ * (len bytes), all starting in one I1 line. */
+static inline void sim_feed_fetch(sim_feed *f, uint64_t first, uint64_t at, unsigned len,
+				  unsigned n)
+{
+	f->rlast = false;
+	/* the first looks the line up, those between hit it unchanged, the
+	 * last may cross into the next line */
+	if (n > 1) {
+		sim_feed_ref(f, f->i1, first, SIM_IR, first, 1);
+		f->cost.ev[SIM_IR] += n - 2u;
+	}
+	sim_feed_ref(f, f->i1, at, SIM_IR, at, len);
+}
+
+/* n fetches that hit I1's last line, counted */
+static inline void sim_feed_hits(sim_feed *f, uint64_t n)
+{
+	f->cost.ev[SIM_IR] += n;
+}
 
 /* cachegrind's summary ("I refs: ...", "D1 misses: ..."), with the
  * configuration first; fetches: whether the I lines mean anything. */
