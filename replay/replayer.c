@@ -1024,7 +1024,8 @@ static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t a
  * one I1 line: a record for the simulator, or, when only data came
  * since the batch's last fetch record looked this line up, hits that
  * change nothing (counted). */
-static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, unsigned n)
+static inline __attribute__((always_inline)) void sim_fetch_run(stream *s, uint64_t first,
+								 uint64_t at, unsigned len, unsigned n)
 {
 	unsigned bits = simu->i1.line_bits;
 	uint64_t line = first >> bits, last = (at + len - 1) >> bits;
@@ -1197,14 +1198,18 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 		sk_batch_add(t, kind, size, addr);
 		return;
 	}
-	if (s->fleft)
+	/* with runs (frun): a call only when the next one is due */
+	if (s->fleft && (!s->frun || s->frun->first + s->fbias <= pc))
 		fetch_upto(s, pc);
 	/* an absent access has no address: only text and csv say it */
 	if (t->mark == SK_ABSENT && writer != w_marked)
 		return;
 	if (stats && t->mark != SK_ABSENT)
 		stats_add(s, pc, kind, size, addr);
-	sink_put(s, pc, kind, size, addr);
+	if (sim_direct && !s->capturing)
+		sim_feed_data(&s->feed, pc, kind, size, addr);
+	else
+		sink_put(s, pc, kind, size, addr);
 }
 
 void sk_refetch(sk_thread *t, uint64_t pc, unsigned len)

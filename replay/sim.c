@@ -198,7 +198,6 @@ int sim_cache_init(sim_cache *c, const sim_level *l, char err[SIM_ERR_LEN])
 	c->sets = l->size / ((uint64_t)l->assoc * l->line);
 	c->set_mask = c->sets - 1;
 	c->line_bits = log2u(l->line);
-	c->last_line = UINT64_MAX;
 	c->tags = calloc(c->sets * l->assoc, sizeof *c->tags);
 	if (!c->tags) {
 		snprintf(err, SIM_ERR_LEN, "out of memory for a cache of %" PRIu64 " bytes", l->size);
@@ -213,42 +212,15 @@ void sim_cache_free(sim_cache *c)
 	c->tags = NULL;
 }
 
-/* One line: hit moves it to the front of its set; a miss puts it there
- * and drops the least recently used way.  One pass: each way takes the
- * one before it until the line is found (a hit) or falls off the end (a
- * miss). */
-static inline bool line_miss(sim_cache *c, uint64_t line)
-{
-	uint64_t tag = line + 1;
-	uint64_t *set = c->tags + (line & c->set_mask) * c->l.assoc;
-	uint64_t carry = set[0];
-	if (carry == tag)
-		return false;
-	set[0] = tag;
-	for (unsigned i = 1, n = c->l.assoc; i < n; i++) {
-		uint64_t t = set[i];
-		set[i] = carry;
-		if (t == tag)
-			return false;
-		carry = t;
-	}
-	return true;
-}
-
 static inline bool cache_ref(sim_cache *c, uint64_t addr, unsigned size)
 {
 	uint64_t first = addr >> c->line_bits;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> c->line_bits;
-	if (first == last) {
-		if (first == c->last_line)
-			return false;
-		c->last_line = first;
-		return line_miss(c, first);
-	}
+	if (first == last)
+		return sim_line_miss(c, first);
 	/* both lines are looked up: each lookup updates its set */
-	bool m1 = line_miss(c, first);
-	bool m2 = line_miss(c, first + 1);
-	c->last_line = first + 1;
+	bool m1 = sim_line_miss(c, first);
+	bool m2 = sim_line_miss(c, first + 1);
 	return m1 || m2;
 }
 
@@ -362,6 +334,13 @@ void sim_feed_ref_slow(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t
 	add_cost(&f->cost, ev, miss);
 	if (f->per_pc)
 		add_cost(cost_of(f->s, pc), ev, miss);
+}
+
+void sim_feed_l1_miss(sim_feed *f, int ev, uint64_t addr, unsigned size)
+{
+	f->cost.ev[ev + 1]++;
+	if (cache_ref(&f->s->ll, addr, size))
+		f->cost.ev[ev + 2]++;
 }
 
 void sim_feed_init(sim_feed *f, sim *s, sim_thread *t)

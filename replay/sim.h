@@ -36,16 +36,15 @@ typedef struct sim_config {
 } sim_config;
 
 /* One cache: tags[set * assoc + way], the most recently used first.  A
- * tag is the line number + 1 (0: empty way). */
+ * tag is the line number + 1 (0: empty way).  Looking up the most
+ * recent line of a set again is a hit that changes nothing: most
+ * lookups are that, the first way's test. */
 typedef struct sim_cache {
 	sim_level l;
 	uint64_t sets;
 	uint64_t set_mask;      /* sets - 1 */
 	unsigned line_bits;
 	uint64_t *tags;
-	/* the line looked up last: the most recent of its set, so that
-	 * looking it up again is a hit that changes nothing */
-	uint64_t last_line;
 } sim_cache;
 
 /* cachegrind's events */
@@ -122,6 +121,34 @@ void sim_cache_free(sim_cache *c);
  * either line, for an access that crosses a boundary). */
 bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
 
+/* One line: a hit moves it to the front of its set; a miss puts it
+ * there and drops the least recently used way.  One pass: each way takes
+ * the one before it until the line is found (a hit) or falls off the end
+ * (a miss).  True on a miss. */
+/* whether line is the most recent of its set */
+static inline bool sim_line_mru(const sim_cache *c, uint64_t line)
+{
+	return c->tags[(line & c->set_mask) * c->l.assoc] == line + 1;
+}
+
+static inline bool sim_line_miss(sim_cache *c, uint64_t line)
+{
+	uint64_t tag = line + 1;
+	uint64_t *set = c->tags + (line & c->set_mask) * c->l.assoc;
+	uint64_t carry = set[0];
+	if (carry == tag)
+		return false;
+	set[0] = tag;
+	for (unsigned i = 1, n = c->l.assoc; i < n; i++) {
+		uint64_t t = set[i];
+		set[i] = carry;
+		if (t == tag)
+			return false;
+		carry = t;
+	}
+	return true;
+}
+
 /* A thread's own L1s (--l1-per-thread: private I1 and D1 per thread, one
  * LL for all, as cores share a last level) and its counts. */
 typedef struct sim_thread {
@@ -173,24 +200,30 @@ typedef struct sim_feed {
 void sim_feed_init(sim_feed *f, sim *s, sim_thread *t);
 /* adds the feed's counts to s's and, when t, to t's */
 void sim_feed_flush(sim_feed *f, sim_thread *t);
-/* a reference that is not a hit on the line its L1 looked up last */
+/* sim_feed_ref for an access that crosses into a line not the most
+ * recent of its set, or with costs per instruction */
 void sim_feed_ref_slow(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
 		       unsigned size);
+/* the LL's part of a reference (event ev) of one line that missed L1 */
+void sim_feed_l1_miss(sim_feed *f, int ev, uint64_t addr, unsigned size);
 
-/* One reference of event ev (SIM_IR, SIM_DR, SIM_DW) to l1: most hit the
- * line it looked up last, a count. */
+/* One reference of event ev (SIM_IR, SIM_DR, SIM_DW) to l1. */
 static inline void sim_feed_ref(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
 				unsigned size)
 {
 	if (size > SIM_MAX_ACCESS)
 		size = SIM_MAX_ACCESS;
 	uint64_t first = addr >> l1->line_bits;
-	if (first == l1->last_line && (addr + (size ? size - 1 : 0)) >> l1->line_bits == first &&
-	    !f->per_pc) {
-		f->cost.ev[ev]++;
+	uint64_t last = (addr + (size ? size - 1 : 0)) >> l1->line_bits;
+	if (f->per_pc || (last != first && !(sim_line_mru(l1, first) && sim_line_mru(l1, last)))) {
+		sim_feed_ref_slow(f, l1, pc, ev, addr, size);
 		return;
 	}
-	sim_feed_ref_slow(f, l1, pc, ev, addr, size);
+	f->cost.ev[ev]++;
+	if (last != first)	/* two hits that change nothing (two sets) */
+		return;
+	if (sim_line_miss(l1, first))
+		sim_feed_l1_miss(f, ev, addr, size);
 }
 
 /* A data access, kind SIM_READ or SIM_WRITE. */
