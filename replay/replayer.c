@@ -1126,7 +1126,7 @@ static void fetch_insn_runs_upto(stream *s, uint64_t pc)
 
 /* fetch_upto for the simulator without costs per instruction: the runs
  * (above) whose first instruction is at or before pc. */
-static void fetch_runs_upto(stream *s, uint64_t pc)
+static inline __attribute__((always_inline)) void fetch_runs_upto(stream *s, uint64_t pc)
 {
 	if (!s->frun) {
 		fetch_insn_runs_upto(s, pc);
@@ -1198,9 +1198,13 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 		sk_batch_add(t, kind, size, addr);
 		return;
 	}
-	/* with runs (frun): a call only when the next one is due */
-	if (s->fleft && (!s->frun || s->frun->first + s->fbias <= pc))
-		fetch_upto(s, pc);
+	/* with runs (frun: the simulator's), in line when one is due */
+	if (s->fleft) {
+		if (!s->frun)
+			fetch_upto(s, pc);
+		else if (s->frun->first + s->fbias <= pc)
+			fetch_runs_upto(s, pc);
+	}
 	/* an absent access has no address: only text and csv say it */
 	if (t->mark == SK_ABSENT && writer != w_marked)
 		return;
@@ -1234,8 +1238,12 @@ void sk_block(sk_thread *t, uint32_t b)
 	const sk_module *m = t->mod;
 	if (t->count_only || (simu && simu->reuse))	/* data only */
 		return;
-	if (s->fleft)
-		fetch_upto(s, UINT64_MAX);
+	if (s->fleft) {
+		if (s->frun)
+			fetch_runs_upto(s, UINT64_MAX);
+		else
+			fetch_upto(s, UINT64_MAX);
+	}
 	if (b >= m->nblocks || !t->roi_on)
 		return;
 	if (m->run_of) {

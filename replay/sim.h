@@ -247,9 +247,14 @@ static inline void sim_feed_fetch(sim_feed *f, uint64_t first, uint64_t at, unsi
 {
 	f->rlast = false;
 	/* the first looks the line up, those between hit it unchanged, the
-	 * last may cross into the next line */
+	 * last may cross into the next line: when it does not, it hits too */
 	if (n > 1) {
+		unsigned bits = f->i1->line_bits, size = len > SIM_MAX_ACCESS ? SIM_MAX_ACCESS : len;
 		sim_feed_ref(f, f->i1, first, SIM_IR, first, 1);
+		if ((at + (size ? size - 1 : 0)) >> bits == first >> bits) {
+			f->cost.ev[SIM_IR] += n - 1u;
+			return;
+		}
 		f->cost.ev[SIM_IR] += n - 2u;
 	}
 	sim_feed_ref(f, f->i1, at, SIM_IR, at, len);
