@@ -660,7 +660,8 @@ static uint64_t replay_waits;   /* a skeleton found no words: it waited for
 				   the program */
 
 /* --sim: the batch goes to the simulator; a read at its end stays for the
- * next batch, whose first record may be its write (a modify) */
+ * next batch, whose first record may be its write (a modify).  With
+ * sim_direct there is no batch: the feed's counts go to the totals. */
 static void sim_sink_flush(stream *s, bool last)
 {
 	if (sim_direct) {
@@ -1021,9 +1022,9 @@ static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t a
 }
 
 /* n fetches from first to the one at `at` (len bytes), all starting in
- * one I1 line: a record for the simulator, or, when only data came
- * since the batch's last fetch record looked this line up, hits that
- * change nothing (counted). */
+ * one I1 line: a record for the simulator (sim_direct: straight to the
+ * stream's feed), or, when only data came since the batch's last fetch
+ * record looked this line up, hits that change nothing (counted). */
 static inline __attribute__((always_inline)) void sim_fetch_run(stream *s, uint64_t first,
 								 uint64_t at, unsigned len, unsigned n)
 {

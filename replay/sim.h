@@ -121,16 +121,16 @@ void sim_cache_free(sim_cache *c);
  * either line, for an access that crosses a boundary). */
 bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
 
-/* One line: a hit moves it to the front of its set; a miss puts it
- * there and drops the least recently used way.  One pass: each way takes
- * the one before it until the line is found (a hit) or falls off the end
- * (a miss).  True on a miss. */
 /* whether line is the most recent of its set */
 static inline bool sim_line_mru(const sim_cache *c, uint64_t line)
 {
 	return c->tags[(line & c->set_mask) * c->l.assoc] == line + 1;
 }
 
+/* One line: a hit moves it to the front of its set; a miss puts it
+ * there and drops the least recently used way.  One pass: each way takes
+ * the one before it until the line is found (a hit) or falls off the end
+ * (a miss).  True on a miss. */
 static inline bool sim_line_miss(sim_cache *c, uint64_t line)
 {
 	uint64_t tag = line + 1;
@@ -184,8 +184,9 @@ void sim_fetch_hits(sim *s, uint64_t n);
  * a read then a write of the same pc, address and size (with no record
  * between) is a modify.  The feed's counts gather in `cost` until
  * sim_feed_flush; costs per instruction (per_pc) go to s at once.  The
- * simulator must be the feed's alone between sim_feed_init and the
- * flush (the offline replay: one stream after the other). */
+ * simulator must be the feed's alone while it is fed (the offline
+ * replay: one stream after the other; sim_batch: under the caller's
+ * lock). */
 typedef struct sim_feed {
 	sim *s;
 	sim_cache *i1, *d1;
