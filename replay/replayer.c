@@ -602,6 +602,7 @@ typedef struct stream {
 	uint64_t fhits;         /* sim: fetches of that line since (hits) */
 	sim_thread sth;         /* sim: its counts, and its own L1s with
 				   --l1-per-thread */
+	sim_feed feed;          /* sim_direct: its accesses' way in */
 	bool pend;              /* lackey: a read waiting for its write */
 	uint64_t ppc, paddr;
 	unsigned psize;
@@ -641,6 +642,9 @@ static bool salvage;            /* replay the part of a damaged file before
  * thread's batch at a time */
 static sim *simu;
 static pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
+/* --sim cache offline: the streams replay one after the other, each
+ * feeds the simulator as it goes (sim_feed), without records or sim_mu */
+static bool sim_direct;
 static const char *sim_out;
 static bool l1_per_thread;
 static size_t sim_nthreads;     /* streams replayed: per-thread lines if > 1 */
@@ -656,9 +660,16 @@ static uint64_t replay_waits;   /* a skeleton found no words: it waited for
 				   the program */
 
 /* --sim: the batch goes to the simulator; a read at its end stays for the
- * next batch, whose first record may be its write (a modify) */
+ * next batch, whose first record may be its write (a modify).  With
+ * sim_direct there is no batch: the feed's counts go to the totals. */
 static void sim_sink_flush(stream *s, bool last)
 {
+	if (sim_direct) {
+		sim_feed_hits(&s->feed, s->fhits);
+		s->fhits = 0;
+		sim_feed_flush(&s->feed, &s->sth);
+		return;
+	}
 	sim_rec *r = (sim_rec *)(void *)s->buf;
 	size_t n = s->n / sizeof *r;
 	pthread_mutex_lock(&sim_mu);
@@ -998,16 +1009,24 @@ static void sink_put(stream *s, uint64_t pc, int kind, unsigned size, uint64_t a
 		s->held[s->nheld++] = (struct held_access){ pc, addr, size, kind, s->t.mark };
 		return;
 	}
+	if (sim_direct) {
+		if (kind == K_FETCH)
+			sim_feed_fetch(&s->feed, pc, addr, size, 1);
+		else
+			sim_feed_data(&s->feed, pc, kind, size, addr);
+		return;
+	}
 	if (s->n > BUFSZ - 128 - SYM_NAME_MAX)
 		sink_flush(s);
 	s->n = (size_t)(writer(s, s->buf + s->n, pc, kind, size, addr) - s->buf);
 }
 
 /* n fetches from first to the one at `at` (len bytes), all starting in
- * one I1 line: a record for the simulator, or, when only data came
- * since the batch's last fetch record looked this line up, hits that
- * change nothing (counted). */
-static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, unsigned n)
+ * one I1 line: a record for the simulator (sim_direct: straight to the
+ * stream's feed), or, when only data came since the batch's last fetch
+ * record looked this line up, hits that change nothing (counted). */
+static inline __attribute__((always_inline)) void sim_fetch_run(stream *s, uint64_t first,
+								 uint64_t at, unsigned len, unsigned n)
 {
 	unsigned bits = simu->i1.line_bits;
 	uint64_t line = first >> bits, last = (at + len - 1) >> bits;
@@ -1015,9 +1034,13 @@ static void sim_fetch_run(stream *s, uint64_t first, uint64_t at, unsigned len, 
 		s->fhits += n;
 		return;
 	}
+	s->fline = last;
+	if (sim_direct) {
+		sim_feed_fetch(&s->feed, first, at, len, n);
+		return;
+	}
 	if (s->n > BUFSZ - 128)
 		sink_flush(s);
-	s->fline = last;
 	sim_rec *r = (sim_rec *)(void *)(s->buf + s->n);
 	*r = (sim_rec){ first, at, len, K_FETCH, (uint16_t)n };
 	s->n += sizeof *r;
@@ -1104,7 +1127,7 @@ static void fetch_insn_runs_upto(stream *s, uint64_t pc)
 
 /* fetch_upto for the simulator without costs per instruction: the runs
  * (above) whose first instruction is at or before pc. */
-static void fetch_runs_upto(stream *s, uint64_t pc)
+static inline __attribute__((always_inline)) void fetch_runs_upto(stream *s, uint64_t pc)
 {
 	if (!s->frun) {
 		fetch_insn_runs_upto(s, pc);
@@ -1132,6 +1155,16 @@ static void fetch_upto(stream *s, uint64_t pc)
 		s->fpc += len;
 		s->fleft--;
 	}
+}
+
+/* The fetches of the block that ends, when some wait: a call of its own,
+ * so that sk_block saves no registers when none do. */
+static __attribute__((noinline)) void fetch_rest(stream *s)
+{
+	if (s->frun)
+		fetch_runs_upto(s, UINT64_MAX);
+	else
+		fetch_upto(s, UINT64_MAX);
 }
 
 /* The report's clock: the thread's accesses so far, outside the regions
@@ -1176,14 +1209,22 @@ void sk_emit(sk_thread *t, uint64_t pc, int kind, unsigned size, uint64_t addr)
 		sk_batch_add(t, kind, size, addr);
 		return;
 	}
-	if (s->fleft)
-		fetch_upto(s, pc);
+	/* with runs (frun: the simulator's), in line when one is due */
+	if (s->fleft) {
+		if (!s->frun)
+			fetch_upto(s, pc);
+		else if (s->frun->first + s->fbias <= pc)
+			fetch_runs_upto(s, pc);
+	}
 	/* an absent access has no address: only text and csv say it */
 	if (t->mark == SK_ABSENT && writer != w_marked)
 		return;
 	if (stats && t->mark != SK_ABSENT)
 		stats_add(s, pc, kind, size, addr);
-	sink_put(s, pc, kind, size, addr);
+	if (sim_direct && !s->capturing)
+		sim_feed_data(&s->feed, pc, kind, size, addr);
+	else
+		sink_put(s, pc, kind, size, addr);
 }
 
 void sk_refetch(sk_thread *t, uint64_t pc, unsigned len)
@@ -1209,7 +1250,7 @@ void sk_block(sk_thread *t, uint32_t b)
 	if (t->count_only || (simu && simu->reuse))	/* data only */
 		return;
 	if (s->fleft)
-		fetch_upto(s, UINT64_MAX);
+		fetch_rest(s);
 	if (b >= m->nblocks || !t->roi_on)
 		return;
 	if (m->run_of) {
@@ -2688,6 +2729,8 @@ static stream *stream_new(uint32_t thread, uint64_t bias, FILE *out, bool spill)
 		fprintf(stderr, "skel: sim: %s\n", err);
 		exit(2);
 	}
+	if (sim_direct)
+		sim_feed_init(&s->feed, simu, &s->sth);
 	mods[0].bias = bias;
 	s->t.mod = &mods[0];
 	s->t.roi = mods[0].roi;
@@ -4083,6 +4126,7 @@ int main(int argc, char **argv)
 	}
 	if (sim_kind)
 		simu = &the_sim;
+	sim_direct = simu && !reuse && !online;
 	FILE *out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!out) {
 		fprintf(stderr, "skel: %s: cannot write\n", out_path);

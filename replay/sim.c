@@ -196,8 +196,8 @@ int sim_cache_init(sim_cache *c, const sim_level *l, char err[SIM_ERR_LEN])
 	memset(c, 0, sizeof *c);
 	c->l = *l;
 	c->sets = l->size / ((uint64_t)l->assoc * l->line);
+	c->set_mask = c->sets - 1;
 	c->line_bits = log2u(l->line);
-	c->last_line = UINT64_MAX;
 	c->tags = calloc(c->sets * l->assoc, sizeof *c->tags);
 	if (!c->tags) {
 		snprintf(err, SIM_ERR_LEN, "out of memory for a cache of %" PRIu64 " bytes", l->size);
@@ -212,41 +212,15 @@ void sim_cache_free(sim_cache *c)
 	c->tags = NULL;
 }
 
-/* One line: hit moves it to the front of its set; a miss puts it there
- * and drops the least recently used way. */
-static inline bool line_miss(sim_cache *c, uint64_t line)
-{
-	uint64_t tag = line + 1;
-	uint64_t *set = c->tags + (line & (c->sets - 1)) * c->l.assoc;
-	if (set[0] == tag)
-		return false;
-	unsigned i = 1;
-	while (i < c->l.assoc && set[i] != tag)
-		i++;
-	bool miss = i == c->l.assoc;
-	if (miss)
-		i--;
-	/* a few ways: a loop, not a call to memmove */
-	for (; i > 0; i--)
-		set[i] = set[i - 1];
-	set[0] = tag;
-	return miss;
-}
-
 static inline bool cache_ref(sim_cache *c, uint64_t addr, unsigned size)
 {
 	uint64_t first = addr >> c->line_bits;
 	uint64_t last = (addr + (size ? size - 1 : 0)) >> c->line_bits;
-	if (first == last) {
-		if (first == c->last_line)
-			return false;
-		c->last_line = first;
-		return line_miss(c, first);
-	}
+	if (first == last)
+		return sim_line_miss(c, first);
 	/* both lines are looked up: each lookup updates its set */
-	bool m1 = line_miss(c, first);
-	bool m2 = line_miss(c, first + 1);
-	c->last_line = first + 1;
+	bool m1 = sim_line_miss(c, first);
+	bool m2 = sim_line_miss(c, first + 1);
 	return m1 || m2;
 }
 
@@ -351,29 +325,41 @@ static inline void add_cost(sim_cost *c, int ev, int miss)
 
 /* One reference, event ev (SIM_IR, SIM_DR or SIM_DW): then the L1 miss,
  * then the LL miss (the two events after it). */
-static void ref_slow(sim *s, sim_cache *l1, uint64_t pc, int ev, uint64_t addr, unsigned size)
+void sim_feed_ref_slow(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
+		       unsigned size)
 {
 	int miss = 0;
 	if (cache_ref(l1, addr, size))
-		miss = cache_ref(&s->ll, addr, size) ? 2 : 1;
-	add_cost(&s->total, ev, miss);
-	if (s->per_pc)
-		add_cost(cost_of(s, pc), ev, miss);
+		miss = cache_ref(&f->s->ll, addr, size) ? 2 : 1;
+	add_cost(&f->cost, ev, miss);
+	if (f->per_pc)
+		add_cost(cost_of(f->s, pc), ev, miss);
 }
 
-/* Most references hit the line the level looked up last: a count. */
-static inline __attribute__((always_inline)) void ref(sim *s, sim_cache *l1, uint64_t pc, int ev,
-						      uint64_t addr, unsigned size)
+void sim_feed_l1_miss(sim_feed *f, int ev, uint64_t addr, unsigned size)
 {
-	if (size > SIM_MAX_ACCESS)
-		size = SIM_MAX_ACCESS;
-	uint64_t first = addr >> l1->line_bits;
-	if (first == l1->last_line && (addr + (size ? size - 1 : 0)) >> l1->line_bits == first &&
-	    !s->per_pc) {
-		s->total.ev[ev]++;
-		return;
+	f->cost.ev[ev + 1]++;
+	if (cache_ref(&f->s->ll, addr, size))
+		f->cost.ev[ev + 2]++;
+}
+
+void sim_feed_init(sim_feed *f, sim *s, sim_thread *t)
+{
+	memset(f, 0, sizeof *f);
+	f->s = s;
+	f->i1 = t && t->own ? &t->i1 : &s->i1;
+	f->d1 = t && t->own ? &t->d1 : &s->d1;
+	f->per_pc = s->per_pc;
+}
+
+void sim_feed_flush(sim_feed *f, sim_thread *t)
+{
+	for (int k = 0; k < SIM_NEVENTS; k++) {
+		f->s->total.ev[k] += f->cost.ev[k];
+		if (t)
+			t->total.ev[k] += f->cost.ev[k];
 	}
-	ref_slow(s, l1, pc, ev, addr, size);
+	memset(&f->cost, 0, sizeof f->cost);
 }
 
 void sim_fetch_hits(sim *s, uint64_t n)
@@ -514,11 +500,11 @@ void sim_reuse_line(sim_reuse *r, uint64_t line)
 	r->now++;
 }
 
-static size_t batch(sim *s, sim_cache *i1, sim_cache *d1, const sim_rec *r, size_t n, bool last);
+static size_t batch(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last);
 
 size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last)
 {
-	return batch(s, &s->i1, &s->d1, r, n, last);
+	return batch(s, NULL, r, n, last);
 }
 
 int sim_thread_init(sim_thread *t, const sim *s, bool own, char err[SIM_ERR_LEN])
@@ -542,15 +528,13 @@ void sim_thread_free(sim_thread *t)
 size_t sim_batch_thread(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last,
 			uint64_t fetch_hits)
 {
-	sim_cost before = s->total;
-	size_t done = t->own ? batch(s, &t->i1, &t->d1, r, n, last) : sim_batch(s, r, n, last);
+	size_t done = batch(s, t, r, n, last);
 	sim_fetch_hits(s, fetch_hits);
-	for (int k = 0; k < SIM_NEVENTS; k++)
-		t->total.ev[k] += s->total.ev[k] - before.ev[k];
+	t->total.ev[SIM_IR] += fetch_hits;
 	return done;
 }
 
-static size_t batch(sim *s, sim_cache *i1, sim_cache *d1, const sim_rec *r, size_t n, bool last)
+static size_t batch(sim *s, sim_thread *t, const sim_rec *r, size_t n, bool last)
 {
 	if (s->reuse) {
 		for (size_t i = 0; i < n; i++) {
@@ -565,32 +549,16 @@ static size_t batch(sim *s, sim_cache *i1, sim_cache *d1, const sim_rec *r, size
 	}
 	if (!last && n && r[n - 1].kind == SIM_READ)
 		n--;
+	sim_feed f;
+	sim_feed_init(&f, s, t);
 	for (size_t i = 0; i < n; i++) {
 		const sim_rec *x = &r[i];
-		switch (x->kind) {
-		case SIM_READ:
-			ref(s, d1, x->pc, SIM_DR, x->addr, x->size);
-			/* a modify: its write never misses, cachegrind counts
-			 * the read alone */
-			if (i + 1 < n && r[i + 1].kind == SIM_WRITE && r[i + 1].pc == x->pc &&
-			    r[i + 1].addr == x->addr && r[i + 1].size == x->size)
-				i++;
-			break;
-		case SIM_WRITE:
-			ref(s, d1, x->pc, SIM_DW, x->addr, x->size);
-			break;
-		default:
-			/* n instructions from one line: the first looks the line
-			 * up, those between hit it unchanged, the last may cross
-			 * into the next line */
-			if (x->n > 1) {
-				ref(s, i1, x->pc, SIM_IR, x->pc, 1);
-				s->total.ev[SIM_IR] += x->n - 2u;
-			}
-			ref(s, i1, x->addr, SIM_IR, x->addr, x->size);
-			break;
-		}
+		if (x->kind == SIM_FETCH)
+			sim_feed_fetch(&f, x->pc, x->addr, x->size, x->n);
+		else
+			sim_feed_data(&f, x->pc, x->kind, x->size, x->addr);
 	}
+	sim_feed_flush(&f, t);
 	return n;
 }
 

@@ -36,15 +36,15 @@ typedef struct sim_config {
 } sim_config;
 
 /* One cache: tags[set * assoc + way], the most recently used first.  A
- * tag is the line number + 1 (0: empty way). */
+ * tag is the line number + 1 (0: empty way).  Looking up the most
+ * recent line of a set again is a hit that changes nothing: most
+ * lookups are that, the first way's test. */
 typedef struct sim_cache {
 	sim_level l;
 	uint64_t sets;
+	uint64_t set_mask;      /* sets - 1 */
 	unsigned line_bits;
 	uint64_t *tags;
-	/* the line looked up last: the most recent of its set, so that
-	 * looking it up again is a hit that changes nothing */
-	uint64_t last_line;
 } sim_cache;
 
 /* cachegrind's events */
@@ -121,6 +121,34 @@ void sim_cache_free(sim_cache *c);
  * either line, for an access that crosses a boundary). */
 bool sim_cache_ref(sim_cache *c, uint64_t addr, unsigned size);
 
+/* whether line is the most recent of its set */
+static inline bool sim_line_mru(const sim_cache *c, uint64_t line)
+{
+	return c->tags[(line & c->set_mask) * c->l.assoc] == line + 1;
+}
+
+/* One line: a hit moves it to the front of its set; a miss puts it
+ * there and drops the least recently used way.  One pass: each way takes
+ * the one before it until the line is found (a hit) or falls off the end
+ * (a miss).  True on a miss. */
+static inline bool sim_line_miss(sim_cache *c, uint64_t line)
+{
+	uint64_t tag = line + 1;
+	uint64_t *set = c->tags + (line & c->set_mask) * c->l.assoc;
+	uint64_t carry = set[0];
+	if (carry == tag)
+		return false;
+	set[0] = tag;
+	for (unsigned i = 1, n = c->l.assoc; i < n; i++) {
+		uint64_t t = set[i];
+		set[i] = carry;
+		if (t == tag)
+			return false;
+		carry = t;
+	}
+	return true;
+}
+
 /* A thread's own L1s (--l1-per-thread: private I1 and D1 per thread, one
  * LL for all, as cores share a last level) and its counts. */
 typedef struct sim_thread {
@@ -150,6 +178,94 @@ size_t sim_batch(sim *s, const sim_rec *r, size_t n, bool last);
  * a fetch of the same batch looked up last (the replay counts them instead
  * of making records of them; totals only). */
 void sim_fetch_hits(sim *s, uint64_t n);
+
+/* One thread's accesses given to the simulator one by one, as the
+ * replay makes them, with the effect sim_batch has on the same records:
+ * a read then a write of the same pc, address and size (with no record
+ * between) is a modify.  The feed's counts gather in `cost` until
+ * sim_feed_flush; costs per instruction (per_pc) go to s at once.  The
+ * simulator must be the feed's alone while it is fed (the offline
+ * replay: one stream after the other; sim_batch: under the caller's
+ * lock). */
+typedef struct sim_feed {
+	sim *s;
+	sim_cache *i1, *d1;
+	bool per_pc;
+	bool rlast;             /* the last record was a read: */
+	uint32_t rsize;
+	uint64_t rpc, raddr;
+	sim_cost cost;
+} sim_feed;
+
+/* thread t's L1s when it owns them, else s's */
+void sim_feed_init(sim_feed *f, sim *s, sim_thread *t);
+/* adds the feed's counts to s's and, when t, to t's */
+void sim_feed_flush(sim_feed *f, sim_thread *t);
+/* sim_feed_ref for an access that crosses into a line not the most
+ * recent of its set, or with costs per instruction */
+void sim_feed_ref_slow(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
+		       unsigned size);
+/* the LL's part of a reference (event ev) of one line that missed L1 */
+void sim_feed_l1_miss(sim_feed *f, int ev, uint64_t addr, unsigned size);
+
+/* One reference of event ev (SIM_IR, SIM_DR, SIM_DW) to l1. */
+static inline void sim_feed_ref(sim_feed *f, sim_cache *l1, uint64_t pc, int ev, uint64_t addr,
+				unsigned size)
+{
+	if (size > SIM_MAX_ACCESS)
+		size = SIM_MAX_ACCESS;
+	uint64_t first = addr >> l1->line_bits;
+	uint64_t last = (addr + (size ? size - 1 : 0)) >> l1->line_bits;
+	if (f->per_pc || (last != first && !(sim_line_mru(l1, first) && sim_line_mru(l1, last)))) {
+		sim_feed_ref_slow(f, l1, pc, ev, addr, size);
+		return;
+	}
+	f->cost.ev[ev]++;
+	if (last != first)	/* two hits that change nothing (two sets) */
+		return;
+	if (sim_line_miss(l1, first))
+		sim_feed_l1_miss(f, ev, addr, size);
+}
+
+/* A data access, kind SIM_READ or SIM_WRITE. */
+static inline void sim_feed_data(sim_feed *f, uint64_t pc, int kind, unsigned size, uint64_t addr)
+{
+	if (kind == SIM_WRITE && f->rlast && addr == f->raddr && pc == f->rpc && size == f->rsize) {
+		f->rlast = false;	/* a modify: the read alone counts */
+		return;
+	}
+	f->rlast = kind == SIM_READ;
+	f->rpc = pc;
+	f->raddr = addr;
+	f->rsize = size;
+	sim_feed_ref(f, f->d1, pc, kind == SIM_READ ? SIM_DR : SIM_DW, addr, size);
+}
+
+/* A fetch record (sim_rec): n instructions from first to the one at `at`
+ * (len bytes), all starting in one I1 line. */
+static inline void sim_feed_fetch(sim_feed *f, uint64_t first, uint64_t at, unsigned len,
+				  unsigned n)
+{
+	f->rlast = false;
+	/* the first looks the line up, those between hit it unchanged, the
+	 * last may cross into the next line: when it does not, it hits too */
+	if (n > 1) {
+		unsigned bits = f->i1->line_bits, size = len > SIM_MAX_ACCESS ? SIM_MAX_ACCESS : len;
+		sim_feed_ref(f, f->i1, first, SIM_IR, first, 1);
+		if ((at + (size ? size - 1 : 0)) >> bits == first >> bits) {
+			f->cost.ev[SIM_IR] += n - 1u;
+			return;
+		}
+		f->cost.ev[SIM_IR] += n - 2u;
+	}
+	sim_feed_ref(f, f->i1, at, SIM_IR, at, len);
+}
+
+/* n fetches that hit I1's last line, counted */
+static inline void sim_feed_hits(sim_feed *f, uint64_t n)
+{
+	f->cost.ev[SIM_IR] += n;
+}
 
 /* cachegrind's summary ("I refs: ...", "D1 misses: ..."), with the
  * configuration first; fetches: whether the I lines mean anything. */

@@ -270,6 +270,83 @@ static void test_fetch_runs_equal_single_fetches(void **state)
 	sim_free(&runs);
 }
 
+/* A plain LRU list per set (scan, then shift), cachegrind's way, to
+ * check the simulator's one-pass lookup and its first-way shortcuts. */
+typedef struct lru {
+	uint64_t tags[64];
+	unsigned sets, assoc;
+} lru;
+
+static bool lru_line(lru *c, uint64_t line)
+{
+	uint64_t *set = c->tags + (line % c->sets) * c->assoc;
+	unsigned i = 0;
+	while (i < c->assoc && set[i] != line + 1)
+		i++;
+	bool miss = i == c->assoc;
+	if (miss)
+		i--;
+	memmove(set + 1, set, i * sizeof *set);
+	set[0] = line + 1;
+	return miss;
+}
+
+static bool lru_ref(lru *c, uint64_t addr, unsigned size)
+{
+	if (size > SIM_MAX_ACCESS)
+		size = SIM_MAX_ACCESS;
+	uint64_t first = addr / 64, last = (addr + size - 1) / 64;
+	bool m = lru_line(c, first);
+	if (last != first)
+		m = lru_line(c, last) || m;
+	return m;
+}
+
+/* Accesses fed one by one (sim_feed_data, sim_feed_fetch) count what the
+ * plain model counts, with 1, 3 and 4 ways, lines that share sets, and
+ * accesses that cross lines: reads, writes and fetches whose lines take
+ * every place in their sets' order. */
+static void test_feed_equals_plain_lru(void **state)
+{
+	static const unsigned ways[] = { 1, 3, 4 };
+	for (unsigned w = 0; w < 3; w++) {
+		sim_config c = { { 4 * 64 * (uint64_t)ways[w], ways[w], 64 },
+				 { 4 * 64 * (uint64_t)ways[w], ways[w], 64 },
+				 { 8 * 2 * 64, 2, 64 } };
+		sim s;
+		start(&s, c, false);
+		lru i1 = { { 0 }, 4, ways[w] }, d1 = { { 0 }, 4, ways[w] }, ll = { { 0 }, 8, 2 };
+		uint64_t want[SIM_NEVENTS] = { 0 };
+		sim_feed f;
+		sim_feed_init(&f, &s, NULL);
+		uint64_t x = 12345;
+		for (int k = 0; k < 20000; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned r = (unsigned)(x >> 33);
+			/* 24 lines over 4 sets, any offset, 1 to 20 bytes */
+			uint64_t addr = (r % 24) * 64 + (r >> 8) % 64;
+			unsigned size = 1 + (r >> 16) % 20, kind = (r >> 24) % 3;
+			int ev = kind == SIM_FETCH ? SIM_IR : kind == SIM_READ ? SIM_DR : SIM_DW;
+			want[ev]++;
+			if (lru_ref(kind == SIM_FETCH ? &i1 : &d1, addr, size)) {
+				want[ev + 1]++;
+				if (lru_ref(&ll, addr, size))
+					want[ev + 2]++;
+			}
+			/* distinct pcs: no modifies */
+			if (kind == SIM_FETCH)
+				sim_feed_fetch(&f, addr, addr, size, 1);
+			else
+				sim_feed_data(&f, 0x1000 + (uint64_t)k, (int)kind, size, addr);
+		}
+		sim_feed_flush(&f, NULL);
+		assert_memory_equal(s.total.ev, want, sizeof want);
+		assert_memory_equal(s.d1.tags, d1.tags, 4 * ways[w] * sizeof *d1.tags);
+		assert_memory_equal(s.ll.tags, ll.tags, 16 * sizeof *ll.tags);
+		sim_free(&s);
+	}
+}
+
 /* Costs per instruction add up to the totals and are written per pc. */
 static void test_costs_per_instruction(void **state)
 {
@@ -415,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_large_accesses_cut_to_16_bytes),
 		cmocka_unit_test(test_fetches_share_the_ll),
 		cmocka_unit_test(test_fetch_runs_equal_single_fetches),
+		cmocka_unit_test(test_feed_equals_plain_lru),
 		cmocka_unit_test(test_costs_per_instruction),
 		cmocka_unit_test(test_private_l1s_share_the_ll),
 		cmocka_unit_test(test_reuse_distances_by_hand),
