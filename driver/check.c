@@ -673,7 +673,7 @@ static int check_process(char *bin, const char *vals, const vt_streams *s, const
 {
 	char pidarg[16];
 	snprintf(pidarg, sizeof pidarg, "%u", pid);
-	char *rav[] = { bin, (char *)vals, "-o", (char *)trace, "--quiet",
+	char *rav[] = { bin, (char *)vals, "-o", (char *)trace, "--quiet", "--unsummed",
 			pid ? "--pid" : NULL, pidarg, NULL };
 	int rr = replay_bounded(rav, log);
 	if (rr == 2)
@@ -846,6 +846,7 @@ static void remove_children_logs(const char *dir)
 
 int cmd_check(int argc, char **argv)
 {
+	vt_unsummed_ok = 1;	/* the value files are its own run's (run.c) */
 	int n = argc;
 	char **app = NULL;
 	const char *skel = NULL;

@@ -1187,6 +1187,10 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 		/* the first image; an exec of a recorded one counts up (the
 		 * value file and the lackey log of each image: formats.md) */
 		setenv("SKEL_EXEC", "0", 1);
+		/* skel check replays its own file, unless it is kept
+		 * (SKEL_KEEP) for other replays and reports */
+		if (valgrind_log && !getenv("SKEL_KEEP"))
+			setenv("SKEL_UNSUMMED", "1", 1);
 		if (valgrind_log) {
 			/* the trampoline maps, for the comparison (rec.c) */
 			setenv("SKEL_MAPS", "1", 1);

@@ -437,6 +437,16 @@ typedef struct vt_packed {
  * instruction of a packer would run under lackey, logged: a check of a
  * few million words took ten times as long. */
 #define VT_TOKENS_RAW 0xffffffffu
+/* The same, but the chunk's check covers its header and this vt_packed,
+ * not the words: what the recorder writes in skel check's run under
+ * lackey (SKEL_UNSUMMED=1), where summing every word cost about ten
+ * logged instructions a word, a quarter of a value-heavy program's log.
+ * A reader takes such a chunk only when vt_unsummed_ok is set (skel
+ * check's own reading and replay of the file it made), and refuses the
+ * file otherwise: nothing unchecked is replayed as if it were checked. */
+#define VT_TOKENS_RAW_UNSUMMED 0xfffffffeu
+extern int vt_unsummed_ok;
+extern int vt_unsummed_seen;	/* such a chunk was refused */
 #define VT_PACK_MAX 8		/* data bytes of one word at most */
 #define VT_CODE_ONE 9
 #define VT_CODE_RUN 0xff	/* a code byte: eight outcomes, a data byte */
@@ -550,7 +560,7 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	if (nbytes < sizeof h)
 		return -1;
 	__builtin_memcpy(&h, p, sizeof h);
-	if (h.tokens == VT_TOKENS_RAW) {
+	if (h.tokens == VT_TOKENS_RAW || h.tokens == VT_TOKENS_RAW_UNSUMMED) {
 		if (h.words != n || h.data || (nbytes - sizeof h) / 8 != n ||
 		    (nbytes - sizeof h) % 8)
 			return -1;

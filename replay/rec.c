@@ -1349,6 +1349,8 @@ __attribute__((constructor)) static void rec_init(void)
 	/* nor under valgrind (skel check: a file replayed once and removed;
 	 * zstd run under lackey made the checks several times slower) */
 	R.valgrind = rec_under_valgrind();
+	const char *us = getenv("SKEL_UNSUMMED");
+	R.unsummed = R.valgrind && us && !strcmp(us, "1");
 	if (R.valgrind)
 		zc = "0";
 	if (!R.pipe && !(zc && !strcmp(zc, "0")) && !(R.zsize = rec_z_setup()))

@@ -273,6 +273,9 @@ typedef struct rec_state {
 				   packed by its thread (rec_flush_full) */
 	int valgrind;		/* run under valgrind (skel check): VALUES
 				   unpacked (rec_values) */
+	int unsummed;		/* skel check's run under lackey (SKEL_UNSUMMED=1):
+				   raw VALUES without a sum over the words
+				   (format.h, VT_TOKENS_RAW_UNSUMMED) */
 } rec_state;
 
 extern rec_state R;

@@ -182,13 +182,15 @@ static void rec_job_wait(rec_thread *t)
 /* One chunk, one writev on an O_APPEND descriptor: chunks of different
  * threads do not interleave inside each other.  The flusher's own: no
  * wait. */
-static void rec_chunk_parts(uint32_t type, uint32_t thread, const void *pre, size_t np,
-			    const void *p, size_t n)
+/* A chunk of pre (np bytes) and p (n bytes), its check over the first
+ * `summed` bytes of p (format.h, VT_TOKENS_RAW_UNSUMMED; else n) */
+static void rec_chunk_summed(uint32_t type, uint32_t thread, const void *pre, size_t np,
+			     const void *p, size_t n, size_t summed)
 {
 	if (rec_off())
 		return;
 	vt_chunk_header h = { VT_CHUNK_MAGIC, type, thread, 0, np + n };
-	vt_chunk_seal(&h, pre, np, p, n);
+	vt_chunk_seal(&h, pre, np, p, summed);
 	struct iovec iov[3] = { { &h, sizeof h }, { (void *)pre, np }, { (void *)p, n } };
 	size_t left = sizeof h + np + n;
 	while (left) {
@@ -206,6 +208,12 @@ static void rec_chunk_parts(uint32_t type, uint32_t thread, const void *pre, siz
 			w -= (ssize_t)d;
 		}
 	}
+}
+
+static void rec_chunk_parts(uint32_t type, uint32_t thread, const void *pre, size_t np,
+			    const void *p, size_t n)
+{
+	rec_chunk_summed(type, thread, pre, np, p, n, n);
 }
 
 static void rec_chunk_raw(uint32_t type, uint32_t thread, const void *p, size_t n)
@@ -385,8 +393,9 @@ static void rec_values(rec_thread *t, uint64_t first, const uint64_t *w,
 	void *z = R.pipe || raw ? NULL : rec_z_of(t);
 	if (R.valgrind && !R.pipe && nwords) {
 		/* unpacked (format.h, VT_TOKENS_RAW): the words as they are */
-		vt_packed h = { first, nwords, VT_TOKENS_RAW, 0 };
-		rec_chunk_parts(VT_VALUES, t->index, &h, sizeof h, w, 8 * nwords);
+		vt_packed h = { first, nwords, R.unsummed ? VT_TOKENS_RAW_UNSUMMED : VT_TOKENS_RAW, 0 };
+		rec_chunk_summed(VT_VALUES, t->index, &h, sizeof h, w, 8 * nwords,
+				 R.unsummed ? 0 : 8 * nwords);
 		return;
 	}
 	while (nwords) {

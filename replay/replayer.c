@@ -3425,8 +3425,13 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 	vt_streams st;
 	vtrace_streams_ref(&vt, &st);
 	if (st.error[0] && !st.cut && !salvage) {
-		fprintf(stderr, "skel: %s: %s: the file is damaged, nothing was replayed "
-			"(--salvage replays what comes before the damage)\n", values, st.error);
+		if (vt_unsummed_seen)
+			fprintf(stderr, "skel: %s: %s; nothing was replayed (skel record "
+				"makes a file any replay takes)\n", values, st.error);
+		else
+			fprintf(stderr, "skel: %s: %s: the file is damaged, nothing was replayed "
+				"(--salvage replays what comes before the damage)\n", values,
+				st.error);
 		vtrace_streams_free(&st);
 		vtrace_close(&vt);
 		return 4;
@@ -4046,6 +4051,8 @@ int main(int argc, char **argv)
 			quiet = true;
 		else if (!strcmp(argv[i], "--salvage"))
 			salvage = true;
+		else if (!strcmp(argv[i], "--unsummed"))	/* skel check's own file */
+			vt_unsummed_ok = 1;
 		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
 			replay_pid = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats"))

@@ -188,6 +188,8 @@ static int vt_payload_ok(const vt_chunk_header *h, const uint8_t *payload)
 	}
 }
 
+int vt_unsummed_ok, vt_unsummed_seen;
+
 int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
 		    uint64_t off, char err[FMT_ERR_LEN])
 {
@@ -198,7 +200,21 @@ int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
 			       "%" PRIu64 " bytes of payload", off, h->type,
 			       h->payload_bytes);
 	vt_chunk_header c = *h;
-	vt_chunk_seal(&c, NULL, 0, payload, h->payload_bytes);
+	uint64_t summed = h->payload_bytes;
+	if (h->type == VT_VALUES) {
+		vt_packed pk;
+		memcpy(&pk, payload, sizeof pk);
+		if (pk.tokens == VT_TOKENS_RAW_UNSUMMED && !vt_unsummed_ok) {
+			vt_unsummed_seen = 1;
+			return vt_fail(err, "chunk at offset %" PRIu64 " (thread %u): values "
+				       "written by skel check's run under valgrind, without a "
+				       "checksum over them: only skel check replays them", off,
+				       h->thread);
+		}
+		if (pk.tokens == VT_TOKENS_RAW_UNSUMMED)
+			summed = sizeof pk;
+	}
+	vt_chunk_seal(&c, NULL, 0, payload, summed);
 	if (c.check != h->check)
 		return vt_fail(err, "chunk at offset %" PRIu64 " (type %u, thread %u): "
 			       "check mismatch, the chunk is damaged", off, h->type,
