@@ -645,13 +645,12 @@ static void hash_key(const struct stat *st, uint64_t seed, char *key, size_t n)
 		 (uint64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec, seed);
 }
 
-static bool hash_kept(const char *path, uint64_t seed, uint64_t *h)
+static bool hash_kept(const char *path, const struct stat *st, uint64_t seed, uint64_t *h)
 {
-	struct stat st;
 	char side[PATH_MAX + 8], key[200], line[240];
-	if (stat(path, &st) < 0 || snprintf(side, sizeof side, "%s.hash", path) >= (int)sizeof side)
+	if (snprintf(side, sizeof side, "%s.hash", path) >= (int)sizeof side)
 		return false;
-	hash_key(&st, seed, key, sizeof key);
+	hash_key(st, seed, key, sizeof key);
 	FILE *f = fopen(side, "r");
 	if (!f)
 		return false;
@@ -666,14 +665,12 @@ static bool hash_kept(const char *path, uint64_t seed, uint64_t *h)
 static void hash_keep(const char *path, const struct stat *st, uint64_t seed, uint64_t h)
 {
 	struct stat now;
-	char side[PATH_MAX + 8], tmp[PATH_MAX + 32], key[200];
-	if (stat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev ||
-	    now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
-	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+	char side[PATH_MAX + 8], tmp[PATH_MAX + 32], key[200], knew[200];
+	hash_key(st, seed, key, sizeof key);
+	if (stat(path, &now) < 0 || (hash_key(&now, seed, knew, sizeof knew), strcmp(key, knew)))
 		return;
 	snprintf(side, sizeof side, "%s.hash", path);
 	snprintf(tmp, sizeof tmp, "%s.%d", side, (int)getpid());
-	hash_key(st, seed, key, sizeof key);
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return;		/* a read-only cache: hashed each time */
@@ -717,13 +714,13 @@ static char *compile_one(const char *skel_path, bool module)
 	size_t len = 0;
 	char *text = NULL;
 	uint64_t h;
-	if (!module || !hash_kept(skel_path, rh, &h)) {
-		struct stat st;
-		bool known = stat(skel_path, &st) == 0;
+	struct stat st;
+	bool known = module && stat(skel_path, &st) == 0;
+	if (!known || !hash_kept(skel_path, &st, rh, &h)) {
 		if (!(text = skeleton_text(skel_path, &len)))
 			return NULL;
 		h = skel_fnv1a64(rh, text, len);
-		if (module && known)
+		if (known)
 			hash_keep(skel_path, &st, rh, h);
 	}
 	for (int i = 0; i < 4; i++) {

@@ -179,11 +179,10 @@ static void rec_job_wait(rec_thread *t)
 	rec_job_await(t, rec_job_done);
 }
 
-/* One chunk, one writev on an O_APPEND descriptor: chunks of different
- * threads do not interleave inside each other.  The flusher's own: no
- * wait. */
-/* A chunk of pre (np bytes) and p (n bytes), its check over the first
- * `summed` bytes of p (format.h, VT_TOKENS_RAW_UNSUMMED; else n) */
+/* One chunk of pre (np bytes) and p (n bytes), its check over the first
+ * `summed` bytes of p (n but for format.h's VT_TOKENS_RAW_UNSUMMED): one
+ * writev on an O_APPEND descriptor, so chunks of different threads do not
+ * interleave inside each other.  The flusher's own: no wait. */
 static void rec_chunk_summed(uint32_t type, uint32_t thread, const void *pre, size_t np,
 			     const void *p, size_t n, size_t summed)
 {

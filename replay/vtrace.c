@@ -204,15 +204,16 @@ int vt_chunk_verify(const vt_chunk_header *h, const uint8_t *payload,
 	if (h->type == VT_VALUES) {
 		vt_packed pk;
 		memcpy(&pk, payload, sizeof pk);
-		if (pk.tokens == VT_TOKENS_RAW_UNSUMMED && !vt_unsummed_ok) {
-			vt_unsummed_seen = 1;
-			return vt_fail(err, "chunk at offset %" PRIu64 " (thread %u): values "
-				       "written by skel check's run under valgrind, without a "
-				       "checksum over them: only skel check replays them", off,
-				       h->thread);
+		if (pk.tokens == VT_TOKENS_RAW_UNSUMMED) {
+			if (!vt_unsummed_ok) {
+				vt_unsummed_seen = 1;
+				return vt_fail(err, "chunk at offset %" PRIu64 " (thread %u): "
+					       "values written by skel check's run under valgrind, "
+					       "without a checksum over them: only skel check "
+					       "replays them", off, h->thread);
+			}
+			summed = sizeof pk;	/* the header and vt_packed */
 		}
-		if (pk.tokens == VT_TOKENS_RAW_UNSUMMED)
-			summed = sizeof pk;
 	}
 	vt_chunk_seal(&c, NULL, 0, payload, summed);
 	if (c.check != h->check)
