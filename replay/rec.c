@@ -1286,6 +1286,7 @@ __attribute__((constructor)) static void rec_init(void)
 		patch_set_free(&R.set);
 		return;
 	}
+	rec_exit_hook();
 	for (size_t i = 0; i < rec_last.n; i++)
 		if (rec_last.v[i].flags & VT_OBJ_RECORDER && rec_last.v[i].img.build_id)
 			R.self_id = skel_fnv1a64(SKEL_FNV1A64_INIT,

@@ -687,6 +687,8 @@ void rec_signals_install(void);
  * (timer ids are per process: the number may be the program's own). */
 void rec_sig_forked(rec_thread *t);
 void rec_sig_run_held(void);
+/* rec_init: the recording ends after the destructors too (rec_proc.c) */
+void rec_exit_hook(void);
 /* sigaction as libc does it, past our interposer: the system call */
 int rec_sys_sigaction(int sig, const struct sigaction *a, struct sigaction *o);
 /* The replaced routine (format.h: SKEL_REPLACED_ROUTINE): its runtime

@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -138,6 +139,37 @@ REC_EXPORT int timer_create(clockid_t clock, struct sigevent *se, timer_t *id)
 	struct sigevent mine;
 	return rec_real_timer_create()(clock, (struct sigevent *)rec_notify_wrap(se, &mine),
 				       id);
+}
+
+/* Interval timers under valgrind (skel check's oracle run): none fires
+ * sooner or more often than every REC_VALGRIND_TIMER_US.  valgrind takes
+ * milliseconds to deliver a signal held for a probe and run its handler
+ * there: a 3 ms timer whose handler siglongjmps out of a loop nest came
+ * faster than that (each held at the loop's tick), a new one was always
+ * pending when the previous handler's longjmp unblocked it, and the
+ * program went no further.  Slower timers are left as they are (a
+ * program that works until its alarm does as little under valgrind as
+ * before).  The times read back are the kernel's. */
+#define REC_VALGRIND_TIMER_US 50000
+typedef int (*rec_setitimer_fn)(__itimer_which_t, const struct itimerval *, struct itimerval *);
+REC_REAL(setitimer, rec_setitimer_fn)
+
+static void rec_tv_floor(struct timeval *tv)
+{
+	if ((tv->tv_sec || tv->tv_usec) && !tv->tv_sec && tv->tv_usec < REC_VALGRIND_TIMER_US)
+		tv->tv_usec = REC_VALGRIND_TIMER_US;
+}
+
+REC_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+	struct itimerval s;
+	if (R.valgrind && R.active && nv) {
+		s = *nv;
+		rec_tv_floor(&s.it_value);
+		rec_tv_floor(&s.it_interval);
+		nv = &s;
+	}
+	return rec_real_setitimer()(which, nv, ov);
 }
 
 REC_EXPORT int mq_notify(mqd_t q, const struct sigevent *se)
@@ -926,6 +958,23 @@ REC_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 		errno = e;
 	}
 	return h;
+}
+
+/* The recording's end, again, at the very end of the program's exit:
+ * registered with atexit before the program's start, this runs after
+ * the destructors (rec_fini).  It matters when a held signal's handler,
+ * run by rec_fini, did not return (a siglongjmp back into the program):
+ * the program went on and exited again, and glibc runs the destructors
+ * once only; without this the file had no END. */
+static void rec_exit_again(void)
+{
+	rec_sig_run_held();
+	rec_finish(VT_END_EXIT);
+}
+
+void rec_exit_hook(void)
+{
+	if (!getenv("SKEL_NOHOOK")) atexit(rec_exit_again);
 }
 
 __attribute__((destructor)) static void rec_fini(void)

@@ -553,7 +553,7 @@ typedef struct stream {
 	uint64_t quiet;
 	int count_only;         /* t.count_only after them */
 	bool fork_in_skel;      /* then quiet on to FORK_DONE (libc covered) */
-	bool idle_end;          /* in sk_idle */
+	uint8_t idle_end;       /* in sk_idle (1) or sk_idle_tick (2) */
 	/* the first STUCK handler's word (UINT64_MAX: none; online set by
 	 * the reader) and the handler; the thread's CPU tick's view of its
 	 * reader (stuck_tick) */
@@ -1732,6 +1732,10 @@ static void handler_run(stream *s)
 	 * callee's first instruction) is the callee's, not the handler's */
 	uint64_t qsp = t->qsp;
 	t->qsp = 0;
+	/* a handler that does not return (longjmp) leaves the idle loop
+	 * whose word it came before: the thread does not end there */
+	uint8_t idle = s->idle_end;
+	s->idle_end = 0;
 	t->depth++;
 	while ((end = handler_end(s, i)) == UINT64_MAX || words_read(s) < end)
 		sk_dispatch(t, sk_ctl(t));
@@ -1743,6 +1747,7 @@ static void handler_run(stream *s)
 			     "skeleton reads at the loop's entry (an exit-value loop), run "
 			     "to the fault: where it leaves is not known");
 	t->depth--;
+	s->idle_end = idle;
 	t->lastsp = lastsp;
 	t->qsp = qsp;
 	memcpy(t->dslot, dslot, sizeof dslot);
@@ -2043,9 +2048,17 @@ void sk_trap(sk_thread *t, uint64_t pc)
 void sk_idle(sk_thread *t)
 {
 	stream *s = t->sink;
-	s->idle_end = true;
+	s->idle_end = 1;
 	(void)sk_peek_more(t);
-	s->idle_end = false;
+	s->idle_end = 0;
+}
+
+void sk_idle_tick(sk_thread *t)
+{
+	stream *s = t->sink;
+	s->idle_end = 2;
+	(void)sk_peek_more(t);
+	s->idle_end = 0;
 }
 
 void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
@@ -2632,10 +2645,15 @@ static void *replay_stream(void *arg)
 		held_flush(s);
 	/* a thread still running at the process's exit is said with the
 	 * others (say_running) */
-	if (r == 1 && s->idle_end && s->thread_ended)
+	if (r == 1 && s->idle_end == 1 && s->thread_ended)
 		fprintf(stderr, "skel: replay: thread %u ended (cancelled, or a handler's exit) "
 			"in a loop without exit that records nothing: the accesses of the "
 			"iterations it made there are not in the trace\n", s->thread);
+	if (r == 1 && s->idle_end == 2 && s->thread_ended)
+		fprintf(stderr, "skel: replay: thread %u ended (cancelled, or a handler's exit) "
+			"in a loop without exit, at its iteration's start or in the iteration: "
+			"the accesses it made there after that start, if any, are not in the "
+			"trace\n", s->thread);
 	if (reporting) {	/* the last stamps: the end of the stream */
 		pthread_mutex_lock(&mu);
 		stamps_pass(s, UINT64_MAX);

@@ -17,6 +17,9 @@
 #define SK_ENTRY_BASE 0xe7e7000000000000ull
 #define SK_ENTRY(id) (SK_ENTRY_BASE + (uint64_t)(id))
 #define SK_RETURNED 0xe7e6ffffffffffffull
+/* At the header of a loop without exit that records nothing
+ * (skelgen.c, plan_ticks): one per iteration. */
+#define SK_TICK (SK_RETURNED - 0x8000u)
 /* In a whole-process recording, the entry words of object k (its section
  * of the patch, format.h) carry k in bits 32..47. */
 #define SK_ENTRY_OBJECT(w) ((uint32_t)((w) >> 32) & 0xffffu)
@@ -145,6 +148,12 @@ uint64_t sk_peek_more(sk_thread *t);
  * made there are not in the trace: the replay says so (sk_idle). */
 void sk_idle(sk_thread *t);
 #define SK_IDLE() do { if (__builtin_expect(t->w == t->end, 0)) sk_idle(t); } while (0)
+/* The same at the header of such a loop with a tick (SK_TICK, one word
+ * per iteration, skelgen.c plan_ticks): a thread that ends there made
+ * every iteration the trace has, and maybe the start of one more. */
+void sk_idle_tick(sk_thread *t);
+#define SK_TICK_AT(pc) do { if (__builtin_expect(t->w == t->end, 0)) sk_idle_tick(t); \
+		sk_expect(t, pc, SK_TICK); } while (0)
 /* A word that is not the one the skeleton expects: the stream and the
  * skeleton disagree.  Reports routine and pc, does not return. */
 void sk_desync(sk_thread *t, uint64_t pc, const char *what, uint64_t got);

@@ -113,6 +113,7 @@ typedef struct rgen {
 	 * (emit_landing_pads: sk_lp_words, in this order) */
 	uint32_t *lp_ids;
 	uint32_t nlp_ids;
+	uint8_t *tick;          /* per loop: a tick at its header (plan_ticks) */
 } rgen;
 
 /* A loop whose one recorded value is its exit (plan_exits): where it
@@ -813,6 +814,52 @@ static void patch_insn(rgen *g, uint32_t i)
 	for (uint32_t k = 0; k < g->nargs; k++)
 		if (g->args[k].insn == i && !g->args[k].e)
 			add_probe(g, i, false, PATCH_REG, g->args[k].var, 0, 0);
+}
+
+/* A loop without exit that records nothing (for (;;) over a loop nest,
+ * left only by a handler's longjmp, a cancellation or the process's
+ * exit) gets a tick at its header: a control word per iteration.  A
+ * signal that comes in such a loop is held for the thread's next probe;
+ * without one it never came, and the watchdog ran the handler where the
+ * replay cannot place it.  Loops with a call are left as they are (the
+ * callee may record).  np0: the routine's first probe in the patch. */
+static void plan_ticks(rgen *g, size_t np0)
+{
+	const routine *r = g->r;
+	patch *pt = g->g->pt;
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		const loop *L = &r->loops[l];
+		const block *h = &r->blocks[L->header];
+		if (L->nexits || L->header == 0 || !h->ninsn || !reachable(r, L->header) ||
+		    (g->sliced && g->sliced[L->header]) ||
+		    shared_of(g->g, r->insns[h->first].addr))
+			continue;
+		bool quiet = true;
+		for (uint32_t k = 0; quiet && k < L->nblocks; k++) {
+			const block *b = &r->blocks[L->blocks[k]];
+			for (uint32_t i = b->first; quiet && i < b->first + b->ninsn; i++)
+				quiet = r->insns[i].flow != FLOW_CALL && r->insns[i].flow != FLOW_ICALL;
+			for (size_t q = np0; quiet && q < pt->nprobes; q++)
+				quiet = !(pt->probes[q].pc >= b->start && pt->probes[q].pc < b->end);
+		}
+		if (!quiet)
+			continue;
+		if (!g->tick)
+			g->tick = xcalloc(r->nloops, 1);
+		g->tick[l] = 1;
+		/* in pc order among the routine's probes */
+		size_t n0 = pt->nprobes;
+		uint64_t pc = r->insns[h->first].addr;
+		add_probe(g, h->first, false, PATCH_WORD, 0, 0, SK_TICK);
+		size_t at = np0;
+		while (at < n0 && pt->probes[at].pc <= pc)
+			at++;
+		if (at < n0) {
+			patch_probe tp = pt->probes[n0];
+			memmove(&pt->probes[at + 1], &pt->probes[at], (n0 - at) * sizeof tp);
+			pt->probes[at] = tp;
+		}
+	}
 }
 
 /* ------------------------------------------------------- the skeleton */
@@ -2114,8 +2161,12 @@ static void emit_routine(rgen *g)
 				g->nelided ? " __attribute__((unused));" : "");
 		fprintf(f, "\tFETCH(%u);\n", g->g->nfetch_blocks++);
 		for (uint32_t l = 0; l < r->nloops; l++)
-			if (r->loops[l].header == bi && !r->loops[l].nexits)
-				fputs("\tSK_IDLE();\n", f);
+			if (r->loops[l].header == bi && !r->loops[l].nexits) {
+				if (g->tick && g->tick[l])
+					fprintf(f, "\tSK_TICK_AT(0x%" PRIx64 "ull);\n", b->start);
+				else
+					fputs("\tSK_IDLE();\n", f);
+			}
 		for (uint32_t i = b->first; i < b->first + b->ninsn; i++) {
 			const insn *in = &r->insns[i];
 			if (faults_without_access(in))
@@ -3124,6 +3175,7 @@ static void rgen_free(rgen *g)
 	free(g->elide_to);
 	free(g->slice_to);
 	free(g->sliced);
+	free(g->tick);
 	free(g->counter_used);
 	free(g->lp_ids);
 	free(g->leaf_used);
@@ -3791,9 +3843,11 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		plan_phi_edges(&rg);
 		plan_carried(&rg);
 		plan_tbytes(&rg);
+		size_t np0 = pt->nprobes;
 		for (uint32_t k = 0; k < r->ninsn; k++)
 			if (reachable(r, (uint32_t)cfg_block_of(r, r->insns[k].addr)))
 				patch_insn(&rg, k);
+		plan_ticks(&rg, np0);
 		emit_routine(&rg);
 		st->routines++;
 		st->mem_insns += rg.a.nmem_insns;

@@ -85,12 +85,13 @@ for c in plain fork threads exec crash quick heap; do
 	lines=$(grep -vc '^#' "$tmp/m1/t.txt")
 	echo "behind $c: $lines accesses, ${n:-0} buffers handed to the flusher"
 done
-# Threads killed by another's exit() in loops that record nothing
-# (tests/spin.c): their replays end where their streams do (SK_IDLE at
-# the loops' headers), said, instead of running the loops for ever.
+# Threads killed by another's exit() in loops without exit that record
+# nothing but their ticks (tests/spin.c): their replays end where their
+# streams do (SK_TICK_AT at the loops' headers), said, instead of running
+# the loops for ever.
 ${CC:-gcc} -O2 -pthread -o "$tmp/spin" tests/spin.c || bad "cannot build tests/spin.c"
 ./skel gen "$tmp/spin" -o "$tmp/spin.c" 2>/dev/null || bad "gen spin"
-grep -q "SK_IDLE" "$tmp/spin.c" || bad "spin: no SK_IDLE in the skeleton (the test tests nothing)"
+grep -q "SK_TICK_AT" "$tmp/spin.c" || bad "spin: no SK_TICK_AT in the skeleton (the test tests nothing)"
 timeout 120 ./skel run "$tmp/spin.c" --format count -o "$tmp/spin.cnt" -- "$tmp/spin" >"$tmp/spin.out" 2>"$tmp/spin.err"
 st=$?
 [ $st -eq 4 ] || bad "spin: skel run exited $st, not the program's 4 (124: it did not end)"

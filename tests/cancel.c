@@ -62,8 +62,7 @@ static void *in_test(void *arg)
 }
 
 /* asynchronous cancellation in a loop without exit that records
- * nothing: its iterations are not in the trace, which the replay says
- * (not in "all": skel check's trace would differ) */
+ * nothing but its tick (not in "all": tests/cancel.sh checks it apart) */
 static void *in_spin(void *arg)
 {
 	long id = (long)arg;

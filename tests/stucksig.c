@@ -1,10 +1,10 @@
 /* stucksig — a periodic timer (every 3 ms) whose handler siglongjmps out
- * of `for (;;)` around a loop nest every third time; the nest records
- * nothing, so the first signal held for the thread's next probe runs
- * where the thread is (STUCK: the replay stops there, loud).  Every later
- * signal was held again and waited for the watchdog too: under skel
- * check, whole process, the program never ended (2 h, a 66 GB lackey
- * log) (tests/signals.sh, stucksig).
+ * of `for (;;)` around a loop nest every third time.  The nest records
+ * nothing: a signal held for the thread's next probe waited for one that
+ * never came and ran where the replay cannot place it (loud), and under
+ * skel check, whole process, the program once never ended (2 h, a 66 GB
+ * lackey log).  The loop has a tick at its header now, where the held
+ * signal runs: exact (tests/signals.sh, stucksig).
  * Size: argv[1] = rounds (three signals each; default 2). */
 #include <setjmp.h>
 #include <signal.h>
