@@ -1199,9 +1199,14 @@ pid_t record_start(const char *skel_path, const char *values, const char *app_pa
 			 * gave a fault after it the jump's rip (the program's handler
 			 * was unplaced), and lackey lost the block's accesses before
 			 * the fault (tests/signals.c segv) */
+			/* --fair-sched: with valgrind's default lock, a thread
+			 * that spins (for (;;) over an array) kept it, and one
+			 * that would call exit() never ran: the check never
+			 * ended (tests/spin.c's shape, tests/behind.sh) */
 			char *pre[] = { "--tool=lackey", "--trace-mem=yes",
 					"--vex-iropt-register-updates=allregs-at-each-insn",
 					"--vex-guest-chase=no", "--trace-children=yes",
+					"--fair-sched=yes",
 					"--vgdb=no", logopt };	/* no FIFOs left in /tmp */
 			exec_valgrind(pre, sizeof pre / sizeof *pre, app_path, app_argv);
 		} else {

@@ -618,6 +618,13 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
  * be followed to its exit system call: what libc ran after that (its
  * thread exit code, later key destructors) is not in the trace. */
 #define VT_ENDED_IN_DESTRUCTOR 1u
+/* the stream ended at the process's exit, at the probe whose word would
+ * come next: the thread stopped there for the exit (rec_park_others), so
+ * its trace is whole up to that probe */
+#define VT_ENDED_AT_EXIT 2u
+/* vt_crash's flags: the thread was stopped by the process's exit while
+ * it waited in the system call at pc (signal 0): its replay ends there */
+#define VT_CRASH_EXIT_SYSCALL 1u
 
 enum vt_chunk_type {
 	VT_THREAD_START = 1,	/* payload: vt_thread_start; a thread's first */
@@ -834,7 +841,7 @@ typedef struct vt_crash {
 	uint32_t object;	/* the object of pc (0: the executable) */
 	uint64_t addr;		/* the faulting address (si_addr) */
 	uint32_t has_addr;	/* 1: SIGSEGV or SIGBUS with an address */
-	uint32_t reserved;
+	uint32_t flags;		/* VT_CRASH_* */
 } vt_crash;
 
 /* Heap tracking (HEAP chunks): the recorder interposes malloc and its
@@ -1039,6 +1046,7 @@ typedef struct vt_stream {
 	vt_order order;		/* its chunks so far (vt_order_check) */
 	bool started;		/* a THREAD_START chunk was seen */
 	bool ended;		/* a THREAD_END chunk was seen */
+	uint64_t end_flags;	/* its VT_ENDED_* */
 	bool crashed;		/* a CRASH chunk names this thread */
 	vt_crash crash;
 	bool signalled;		/* a SIGNAL chunk: the first one, and no word

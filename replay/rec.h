@@ -113,6 +113,12 @@ typedef struct rec_thread {
 	_Atomic int closed;	/* reaped, and its stream ended */
 	struct rec_sigq *sigq;	/* signals held for its next probe
 				   (rec_sig.c), NULL until the first */
+	int tid;		/* its kernel thread id */
+	_Atomic int parked;	/* stopped for the process's exit
+				   (rec_sig.c, rec_park_ask): 1 at a probe,
+				   2 in a system call of a covered object,
+				   3 in one of code no skeleton covers,
+				   4 not recording: runs on */
 	uint8_t *zmem;		/* its compressor (rec_zstd.c): mapped at
 				   its first flush, REC_Z_STACK of stack,
 				   then room for a chunk, then the context */
@@ -687,6 +693,12 @@ void rec_signals_install(void);
  * (timer ids are per process: the number may be the program's own). */
 void rec_sig_forked(rec_thread *t);
 void rec_sig_run_held(void);
+/* At the process's exit: asks thread t to stop where its stream can end
+ * exactly (its next probe, or the system call it waits in); t->parked
+ * says when it has.  0 if the signal could not be sent. */
+int rec_park_ask(rec_thread *t);
+/* The recording has ended: threads stopped at a probe go on. */
+void rec_park_release(void);
 /* rec_init: the recording ends after the destructors too (rec_proc.c) */
 void rec_exit_hook(void);
 /* sigaction as libc does it, past our interposer: the system call */

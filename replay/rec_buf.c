@@ -855,6 +855,7 @@ rec_thread *rec_thread_open(uint64_t start, uint32_t parent,
 	t->index = atomic_fetch_add(&R.nthreads, 1);
 	if (t->index < REC_MAX_THREADS)
 		R.threads[t->index] = t;
+	t->tid = (int)rec_syscall3(SYS_gettid, 0, 0, 0);
 	rec_self = t;
 	for (size_t i = 0; i < kept; i++)	/* no libc: it may be patched */
 		t->base[i] = own[i];
@@ -1521,10 +1522,48 @@ void rec_stats(const char *when)
 			R.plans_made, R.plans_as_is, atomic_load(&rec_jobs), atomic_load(&rec_jobs_packed));
 }
 
+/* The other threads still running at the process's exit, which the
+ * kernel would kill wherever they are (their words after the last flush
+ * lost, the accesses after their last word unknown to the replay): each
+ * is asked to stop at its next probe, or where it waits in a system
+ * call, and waits there for the kill (rec_park_ask).  A thread that does
+ * not stop within the watchdog's time (a loop that records nothing, a
+ * blocked signal) runs on and is said to have been running.  Those
+ * stopped at a probe go on once END is written (rec_park_release): one
+ * may hold a lock of the program's that the rest of the exit takes. */
+static void rec_park_others(const rec_thread *me)
+{
+	uint32_t n = atomic_load(&R.nthreads);
+	int asked = 0;
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		if (t && t != me && !t->ended && t->tid && !atomic_load(&t->parked) &&
+		    !atomic_load(&t->reaped) && rec_park_ask(t))
+			asked++;
+	}
+	if (!asked)
+		return;
+	const struct timespec ms1 = { 0, 1000000 };
+	for (int w = 0; w < (R.valgrind ? 2000 : 200); w++) {
+		int left = 0;
+		for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
+			rec_thread *t = R.threads[i];
+			left += t && t != me && !t->ended && t->tid && !atomic_load(&t->parked) &&
+				!atomic_load(&t->reaped);
+		}
+		if (!left)
+			return;
+		rec_syscall3(SYS_nanosleep, (long)&ms1, 0, 0);
+	}
+}
+
 void rec_finish(uint32_t how)
 {
 	if (!R.active || rec_off() || rec_getpid() != R.pid)
 		return;
+	/* before the marker: skel check compares what the others do until
+	 * they stop */
+	rec_park_others(rec_self);
 	rec_started();	/* from here on, nothing of this thread is recorded */
 	rec_exit_reap();	/* threads dead in their exit system call */
 	rec_thread_end(rec_self, 0);
@@ -1532,6 +1571,21 @@ void rec_finish(uint32_t how)
 	rec_block_all(&old);
 	rec_lock(&R.pass);
 	rec_flush_all_dying();
+	/* the threads stopped at a probe: their streams end there */
+	uint32_t nt = atomic_load(&R.nthreads);
+	for (uint32_t i = 0; i < nt && i < REC_MAX_THREADS; i++) {
+		rec_thread *t = R.threads[i];
+		int park = t ? atomic_load(&t->parked) : 0;
+		if (!t || t == rec_self || (park != 1 && park != 3))
+			continue;
+		rec_lock(&t->lock);
+		if (!t->ended) {
+			rec_flush_locked(t, *(uint64_t *volatile *)t->cursor, 0);
+			rec_end_chunk(t, VT_ENDED_AT_EXIT);
+			t->ended = 1;
+		}
+		rec_unlock(&t->lock);
+	}
 	if (rec_prestart_strayed())	/* the replay says so */
 		how |= VT_END_STRAY;
 	vt_end e = { atomic_load(&R.nthreads), atomic_load(&R.values), how,
@@ -1539,6 +1593,7 @@ void rec_finish(uint32_t how)
 	rec_chunk(VT_END, 0, &e, sizeof e);
 	R.finished = 1;
 	rec_unlock(&R.pass);
+	rec_park_release();
 	rec_restore_mask(&old);
 	rec_flusher_stop();
 	rec_stats("exit");

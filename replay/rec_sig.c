@@ -5,6 +5,7 @@
 #include "replay/rec.h"
 
 #include <dlfcn.h>
+#include <linux/futex.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +97,11 @@ static const int rec_fatal_sigs[] = {
 /* the signals an instruction raises (a fault, int3, a single step) */
 static const int rec_sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP };
 
+/* SIGURG: the recorder's request that a thread stop for the exit
+ * (rec_park_ask); its default is to be ignored */
 static int rec_owned(int sig)
 {
-	return sig == SIGSEGV || sig == SIGTRAP;
+	return sig == SIGSEGV || sig == SIGTRAP || sig == SIGURG;
 }
 
 static int rec_is_fatal(int sig)
@@ -201,6 +204,7 @@ static void rec_chain(int sig, siginfo_t *si, void *ucv)
 }
 
 static int rec_held_fault(rec_thread *t, ucontext_t *uc);
+static int rec_park_asked(const siginfo_t *si, ucontext_t *uc);
 
 /* At the store of a probe: its cursor is in rdx. */
 static int rec_at_store(uint64_t rip)
@@ -317,6 +321,8 @@ typedef struct rec_sigq {
 	int stuck;		/* a handler ran STUCK: the replay of the
 				   thread ends there, later signals are not
 				   held (each would wait for the watchdog) */
+	int park;		/* the process exits: stop at the next probe
+				   (rec_park_asked) */
 } rec_sigq;
 
 /* A held signal whose probe does not come in this long runs where the
@@ -664,6 +670,114 @@ static void rec_run_held(rec_thread *t, const sigset_t *base, const vt_handler *
 	rec_unwatch(q);
 }
 
+/* ------------------------------------------- stopping for the exit
+ *
+ * At the process's exit (rec_buf.c, rec_park_others) every other thread
+ * still running is sent SIGURG with REC_PARK_COOKIE (SI_QUEUE; SIGTRAP
+ * "loses its siginfo" under valgrind, and a SIGSEGV that came to a thread
+ * waiting in a system call stopped valgrind on an assertion).  It stops where the replay can end
+ * its stream exactly and waits there, every signal blocked, for the
+ * kernel to kill it with the process: right before a probe's word (held
+ * as a signal is, to its next probe), or in the system call it waits in
+ * (a CRASH of signal 0 at that call's pc).  Its words up to there are
+ * flushed by the exiting thread. */
+#define REC_PARK_COOKIE ((void *)0x736b656c7061726bull)
+
+int rec_park_ask(rec_thread *t)
+{
+	siginfo_t si;
+	rec_fill_bytes(&si, 0, sizeof si);
+	si.si_signo = SIGURG;
+	si.si_code = SI_QUEUE;
+	si.si_pid = rec_getpid();
+	si.si_uid = (uid_t)rec_syscall3(SYS_getuid, 0, 0, 0);
+	si.si_value.sival_ptr = REC_PARK_COOKIE;
+	return rec_syscall6(SYS_rt_tgsigqueueinfo, rec_getpid(), t->tid, SIGURG, (long)&si, 0,
+			    0) == 0;
+}
+
+/* Set when the recording has ended (rec_park_release). */
+static _Atomic int rec_parks_go;
+
+/* Stops the thread for the exit.  In a system call (how 2, 3) it waits for
+ * the kill (a call it returned from would be the program's: a sleep cut
+ * short, a read ended by EINTR).  At a probe (how 1) it may hold a lock
+ * of the program's that the rest of the exit takes: once the recording
+ * has ended it goes on, unrecorded, as it would have without skel until
+ * the kernel kills it. */
+static void rec_park_here(rec_thread *t, int how)
+{
+	sigset_t all, old;
+	rec_fill_bytes(&all, 0xff, sizeof all);
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	atomic_store(&t->parked, how);
+	rec_futex(&t->parked, FUTEX_WAKE_PRIVATE, 1, NULL);
+	if (how != 1)
+		for (;;)
+			rec_syscall3(SYS_pause, 0, 0, 0);
+	while (!atomic_load(&rec_parks_go))
+		rec_futex(&rec_parks_go, FUTEX_WAIT_PRIVATE, 0, NULL);
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+}
+
+void rec_park_release(void)
+{
+	atomic_store(&rec_parks_go, 1);
+	rec_futex(&rec_parks_go, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL);
+}
+
+static int rec_park_asked(const siginfo_t *si, ucontext_t *uc)
+{
+	if (!si || si->si_code != SI_QUEUE || si->si_value.sival_ptr != REC_PARK_COOKIE)
+		return 0;
+	rec_thread *t = rec_self;
+	if (!t || t == &R.sink)
+		return 1;	/* nothing to end: it runs on until the kill */
+	if (!rec_recording(t)) {
+		atomic_store(&t->parked, 4);	/* nor here: not waited for */
+		return 1;
+	}
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t rip = (uint64_t)g[REG_RIP];
+	int tramp = rec_in_code(rip);
+	if (rec_at_store(rip) && (uint64_t *)g[REG_RDX] == rec_cursor) {
+		rec_park_here(t, 1);	/* before this probe's word */
+		return 1;
+	}
+	if (rec_in_syscall(rip)) {
+		vt_crash c = { .signal = 0, .flags = VT_CRASH_EXIT_SYSCALL };
+		c.pc = rec_link_pc(rip, &c.object);
+		if (!c.pc && tramp)
+			c.pc = rec_displaced_pc(rip, &c.object);
+		if (c.pc) {
+			rec_flush_upto(t, *(uint64_t *volatile *)t->cursor, 1);
+			rec_chunk(VT_CRASH, t->index, &c, sizeof c);
+			rec_park_here(t, 2);
+		}
+		/* in code no skeleton covers (libc, executable only): the
+		 * call into it ends with a RETURNED word, which now never
+		 * comes: the stream ends as at a probe */
+		if (!tramp)
+			rec_park_here(t, 3);	/* does not return */
+	}
+	if (!t->sigq && !(t->sigq = rec_mmap_raw(sizeof *t->sigq)))
+		return 1;
+	rec_sigq *q = t->sigq;
+	q->park = 1;
+	if (q->armed || q->stepping)
+		return 1;	/* its next probe stops it */
+	if (tramp && R.valgrind) {
+		rec_store_finish(g);
+		rec_arm(t);
+	} else if (tramp) {
+		q->stepping = 1;
+		g[REG_EFL] |= 0x100;	/* TF */
+	} else {
+		rec_arm(t);
+	}
+	return 1;
+}
+
 /* The store of the probe a held signal waits for: its handlers run, then
  * the store goes on at the cursor they leave.  1 if it was that. */
 static int rec_held_fault(rec_thread *t, ucontext_t *uc)
@@ -671,6 +785,14 @@ static int rec_held_fault(rec_thread *t, ucontext_t *uc)
 	greg_t *g = uc->uc_mcontext.gregs;
 	if (!t->sigq || !t->sigq->armed || (uint64_t *)g[REG_RDX] != t->base)
 		return 0;
+	if (t->sigq->park) {	/* the store goes on once the recording ended */
+		rec_park_here(t, 1);
+		t->sigq->park = 0;
+		rec_protect_first(t, PROT_READ | PROT_WRITE);
+		t->sigq->armed = 0;
+		g[REG_RDX] = (greg_t)rec_cursor;
+		return 1;
+	}
 	rec_run_held(t, &uc->uc_sigmask, &(vt_handler){ .flags = VT_HANDLER_DEFERRED });
 	g[REG_RDX] = (greg_t)rec_cursor;
 	return 1;
@@ -735,7 +857,7 @@ static int rec_stepped(greg_t *g)
 		return 1;
 	g[REG_EFL] &= ~(greg_t)0x100;
 	t->sigq->stepping = 0;
-	if (t->sigq->n && !t->sigq->armed) {
+	if ((t->sigq->n || t->sigq->park) && !t->sigq->armed) {
 		rec_arm(t);
 		if (at_store)	/* the store goes to the new cursor */
 			g[REG_RDX] = (greg_t)t->base;
@@ -822,6 +944,15 @@ static void rec_on_program(int sig, siginfo_t *si, void *uc)
 		rec_handler_now(&a, sig, si, uc);
 }
 
+static void rec_on_urg(int sig, siginfo_t *si, void *uc)
+{
+	if (rec_park_asked(si, uc))
+		return;
+	const struct sigaction *a = &rec_prog_act[sig];
+	if (a->sa_flags & SA_SIGINFO || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN))
+		rec_on_program(sig, si, uc);	/* the program's: held as any */
+}
+
 static void rec_on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	rec_fatal_ours[sig] = 0;
@@ -847,6 +978,9 @@ void rec_signals_install(void)
 	a.sa_sigaction = rec_on_trap;
 	if (rec_sys_sigaction(SIGTRAP, &a, &rec_prog_act[SIGTRAP]))
 		rec_die("cannot install the SIGTRAP handler");
+	a.sa_sigaction = rec_on_urg;	/* without it, no thread stops for the exit */
+	if (rec_sys_sigaction(SIGURG, &a, &rec_prog_act[SIGURG]))
+		rec_fill_bytes(&rec_prog_act[SIGURG], 0, sizeof rec_prog_act[SIGURG]);
 	struct sigaction f = { .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
 	sigemptyset(&f.sa_mask);
 	f.sa_sigaction = rec_on_fatal;

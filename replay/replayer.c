@@ -554,6 +554,7 @@ typedef struct stream {
 	int count_only;         /* t.count_only after them */
 	bool fork_in_skel;      /* then quiet on to FORK_DONE (libc covered) */
 	uint8_t idle_end;       /* in sk_idle (1) or sk_idle_tick (2) */
+	bool parked;            /* THREAD_END says VT_ENDED_AT_EXIT */
 	/* the first STUCK handler's word (UINT64_MAX: none; online set by
 	 * the reader) and the handler; the thread's CPU tick's view of its
 	 * reader (stuck_tick) */
@@ -1941,7 +1942,13 @@ void sk_crashed_at(sk_thread *t, uint64_t pc, unsigned size, uint64_t addr)
 
 void sk_signal_at(sk_thread *t, uint64_t pc)
 {
-	handlers_pending_at(t->sink, t, pc);
+	stream *s = t->sink;
+	handlers_pending_at(s, t, pc);
+	/* stopped in this system call by the process's exit: its stream
+	 * ends here (sk_crashed: unless words follow, online) */
+	if (s->crashed && (s->crash.flags & VT_CRASH_EXIT_SYSCALL) && t->w == t->end &&
+	    pc == t->crash_pc)
+		sk_crashed(t, 0, 0);
 }
 
 static void held_word(stream *s);
@@ -1991,6 +1998,10 @@ static void words_wait_for(stream *s, bool early, const uint64_t *pcs, unsigned 
 			continue;
 		}
 		if (!refill(s)) {
+			/* sk_idle of a thread stopped for the exit: on to
+			 * the probe it stopped at */
+			if (s->idle_end && s->parked)
+				return;
 			for (unsigned i = 0; early && i < n; i++)
 				if (pcs[i] == t->crash_pc)
 					early_died(s, pcs[i]);
@@ -2048,8 +2059,11 @@ void sk_trap(sk_thread *t, uint64_t pc)
 void sk_idle(sk_thread *t)
 {
 	stream *s = t->sink;
+	/* a thread stopped for the exit right before a probe's word
+	 * (rec_sig.c, rec_park_asked) replays on to that word, past the
+	 * call it stopped in (words_wait_for returns) */
 	s->idle_end = 1;
-	(void)sk_peek_more(t);
+	words_wait(s);
 	s->idle_end = 0;
 }
 
@@ -2649,7 +2663,7 @@ static void *replay_stream(void *arg)
 		fprintf(stderr, "skel: replay: thread %u ended (cancelled, or a handler's exit) "
 			"in a loop without exit that records nothing: the accesses of the "
 			"iterations it made there are not in the trace\n", s->thread);
-	if (r == 1 && s->idle_end == 2 && s->thread_ended)
+	if (r == 1 && s->idle_end == 2 && s->thread_ended && !s->parked)
 		fprintf(stderr, "skel: replay: thread %u ended (cancelled, or a handler's exit) "
 			"in a loop without exit, at its iteration's start or in the iteration: "
 			"the accesses it made there after that start, if any, are not in the "
@@ -3496,6 +3510,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 		s->crashed = vs->crashed;
 		s->crash = vs->crash;
 		s->thread_ended = vs->ended;
+		s->parked = vs->end_flags & VT_ENDED_AT_EXIT;
 		s->hd = vs->hand;
 		s->nhd = vs->nhand;
 		if (vs->thread == 0 && pre)
@@ -3552,7 +3567,7 @@ static int replay_file(const char *values, FILE *out, bool quiet)
 			rc = 4;
 	}
 	for (size_t k = 0; k < st.n; k++) {
-		if (st.s[k].crashed && !quiet)
+		if (st.s[k].crashed && !quiet && st.s[k].crash.signal)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				values, st.s[k].thread, st.s[k].crash.signal, st.s[k].crash.pc);
 		if (st.s[k].signalled)
@@ -3843,6 +3858,7 @@ static int replay_fd(FILE *out, bool quiet)
 					memcpy(&fl, (uint8_t *)p + 8, 8);
 				if (fl & VT_ENDED_IN_DESTRUCTOR)
 					atomic_fetch_add(&nthreads_short, 1);
+				s->parked = fl & VT_ENDED_AT_EXIT;
 			}
 			if (c.type == VT_SIGNAL && !s->signalled) {
 				/* an older recorder's: the words after it are
@@ -3979,7 +3995,7 @@ static int replay_fd(FILE *out, bool quiet)
 	}
 	for (size_t i = 0; i < v.n; i++) {
 		stream *s = v.a[i];
-		if (s->crashed && !quiet)
+		if (s->crashed && !quiet && s->crash.signal)
 			fprintf(stderr, "skel: %s: thread %u died of signal %u at pc 0x%" PRIx64 "\n",
 				what, s->thread, s->crash.signal, s->crash.pc);
 		if (s->signalled)

@@ -807,6 +807,8 @@ static int vt_chunk_take(vt_reader *rd, const vt_chunk *c, char err[FMT_ERR_LEN]
 		st->started = true;
 	} else if (c->h.type == VT_THREAD_END) {
 		st->ended = true;
+		if (c->h.payload_bytes >= 16)
+			memcpy(&st->end_flags, c->payload + 8, 8);
 	} else if (c->h.type == VT_CRASH) {
 		memcpy(&st->crash, c->payload, sizeof st->crash);
 		st->crashed = true;
