@@ -554,6 +554,23 @@ static void rec_store_finish(greg_t *g)
 	g[REG_RIP] = (greg_t)(p + step + sizeof put + 4);
 }
 
+/* Makes the thread's next probe fault (rec_held_fault), from where it is:
+ * analyzed code (the buffer armed), or the trampolines (stepped out of
+ * them first; under valgrind, which does not single-step, its store
+ * finished first). */
+static void rec_to_probe(rec_thread *t, greg_t *g, int tramp)
+{
+	if (tramp && R.valgrind) {
+		rec_store_finish(g);
+		rec_arm(t);
+	} else if (tramp) {
+		t->sigq->stepping = 1;
+		g[REG_EFL] |= 0x100;	/* TF */
+	} else {
+		rec_arm(t);
+	}
+}
+
 /* rec_hold with all signals blocked: a nested one would find the queue
  * half changed. */
 static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
@@ -596,14 +613,8 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	if (at_store) {		/* the store goes to the new cursor */
 		rec_arm(t);
 		g[REG_RDX] = (greg_t)t->base;
-	} else if (tramp && R.valgrind) {
-		rec_store_finish(g);
-		rec_arm(t);
-	} else if (tramp) {
-		q->stepping = 1;
-		g[REG_EFL] |= 0x100;	/* TF */
 	} else {
-		rec_arm(t);
+		rec_to_probe(t, g, tramp);
 	}
 	rec_watch(q);
 	return 1;
@@ -764,17 +775,8 @@ static int rec_park_asked(const siginfo_t *si, ucontext_t *uc)
 		return 1;
 	rec_sigq *q = t->sigq;
 	q->park = 1;
-	if (q->armed || q->stepping)
-		return 1;	/* its next probe stops it */
-	if (tramp && R.valgrind) {
-		rec_store_finish(g);
-		rec_arm(t);
-	} else if (tramp) {
-		q->stepping = 1;
-		g[REG_EFL] |= 0x100;	/* TF */
-	} else {
-		rec_arm(t);
-	}
+	if (!q->armed && !q->stepping)	/* else its next probe stops it */
+		rec_to_probe(t, g, tramp);
 	return 1;
 }
 

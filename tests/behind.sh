@@ -100,7 +100,7 @@ st=$?
 	bad "spin: skel run said: $(tail -2 "$tmp/spin.err")"
 [ "$(grep -c '^thread' "$tmp/spin.cnt")" -eq 5 ] || bad "spin: not 5 threads replayed"
 echo "behind spin: $(grep '^total' "$tmp/spin.cnt")"
-# exit() while threads spin, wait in read() and in pthread_cond_wait
+# exit() while a thread spins, others wait in read() and pthread_cond_wait
 # (tests/exitpark.c): each stopped where its stream ends exactly, the
 # whole process exact under skel check (valgrind with --fair-sched: with
 # its default lock the spinners kept it and the check never ended)

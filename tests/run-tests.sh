@@ -23,7 +23,7 @@ if [ -z "$TMPDIR" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
 fi
 trap 'rm -rf "$logs" $shm' EXIT
 # longest first (seconds on the 2-core machine, serial), then the rest
-order="whole e2e signals fork carried longjmp transparency damage shlib cancel condvar scanloop unit kernels bid cli"
+order="whole e2e signals fork carried longjmp behind transparency damage shlib cancel condvar scanloop unit kernels bid cli"
 list=""
 for n in $order; do
 	[ -f "tests/$n.sh" ] && list="$list tests/$n.sh"
