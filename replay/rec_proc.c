@@ -172,6 +172,31 @@ REC_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, str
 	return rec_real_setitimer()(which, nv, ov);
 }
 
+/* POSIX timers the same way (a time relative to now, and the interval) */
+typedef int (*rec_timer_settime_fn)(timer_t, int, const struct itimerspec *,
+				    struct itimerspec *);
+REC_REAL(timer_settime, rec_timer_settime_fn)
+
+static void rec_ts_floor(struct timespec *ts)
+{
+	if ((ts->tv_sec || ts->tv_nsec) && !ts->tv_sec && ts->tv_nsec < REC_VALGRIND_TIMER_US * 1000L)
+		ts->tv_nsec = REC_VALGRIND_TIMER_US * 1000L;
+}
+
+REC_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *nv,
+			     struct itimerspec *ov)
+{
+	struct itimerspec s;
+	if (R.valgrind && R.active && nv) {
+		s = *nv;
+		if (!(flags & TIMER_ABSTIME))
+			rec_ts_floor(&s.it_value);
+		rec_ts_floor(&s.it_interval);
+		nv = &s;
+	}
+	return rec_real_timer_settime()(id, flags, nv, ov);
+}
+
 REC_EXPORT int mq_notify(mqd_t q, const struct sigevent *se)
 {
 	struct sigevent mine;

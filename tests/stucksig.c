@@ -5,12 +5,15 @@
  * skel check, whole process, the program once never ended (2 h, a 66 GB
  * lackey log).  The loop has a tick at its header now, where the held
  * signal runs: exact (tests/signals.sh, stucksig).
- * Size: argv[1] = rounds (three signals each; default 2). */
+ * Size: argv[1] = rounds (three signals each; default 2); argv[2] =
+ * "posix": the timer is a POSIX one (timer_create, timer_settime). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 static sigjmp_buf back;
 static volatile sig_atomic_t hits;
@@ -34,7 +37,14 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval it = { { 0, 3000 }, { 0, 3000 } };
-	setitimer(ITIMER_REAL, &it, NULL);
+	int posix = argc > 2 && !strcmp(argv[2], "posix");
+	timer_t tm;
+	struct sigevent se = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM };
+	struct itimerspec ts = { { 0, 3000000 }, { 0, 3000000 } }, ts0 = { { 0, 0 }, { 0, 0 } };
+	if (posix && (timer_create(CLOCK_MONOTONIC, &se, &tm) || timer_settime(tm, 0, &ts, NULL)))
+		return 2;
+	if (!posix)
+		setitimer(ITIMER_REAL, &it, NULL);
 	double s = 0;
 	int done = 0;
 	while (done < rounds) {
@@ -50,7 +60,10 @@ int main(int argc, char **argv)
 				}
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	setitimer(ITIMER_REAL, &off, NULL);
+	if (posix)
+		timer_settime(tm, 0, &ts0, NULL);
+	else
+		setitimer(ITIMER_REAL, &off, NULL);
 	long t = 0;
 	for (int i = 0; i < 256; i++)
 		t += table[i];
