@@ -1531,26 +1531,25 @@ void rec_stats(const char *when)
  * blocked signal) runs on and is said to have been running.  Those
  * stopped at a probe go on once END is written (rec_park_release): one
  * may hold a lock of the program's that the rest of the exit takes. */
+static int rec_park_due(const rec_thread *t, const rec_thread *me)
+{
+	return t && t != me && !t->ended && t->tid && !atomic_load(&t->parked) &&
+	       !atomic_load(&t->reaped);
+}
+
 static void rec_park_others(const rec_thread *me)
 {
 	uint32_t n = atomic_load(&R.nthreads);
 	int asked = 0;
-	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
-		rec_thread *t = R.threads[i];
-		if (t && t != me && !t->ended && t->tid && !atomic_load(&t->parked) &&
-		    !atomic_load(&t->reaped) && rec_park_ask(t))
-			asked++;
-	}
+	for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++)
+		asked += rec_park_due(R.threads[i], me) && rec_park_ask(R.threads[i]);
 	if (!asked)
 		return;
 	const struct timespec ms1 = { 0, 1000000 };
 	for (int w = 0; w < (R.valgrind ? 2000 : 200); w++) {
 		int left = 0;
-		for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++) {
-			rec_thread *t = R.threads[i];
-			left += t && t != me && !t->ended && t->tid && !atomic_load(&t->parked) &&
-				!atomic_load(&t->reaped);
-		}
+		for (uint32_t i = 0; i < n && i < REC_MAX_THREADS; i++)
+			left += rec_park_due(R.threads[i], me);
 		if (!left)
 			return;
 		rec_syscall3(SYS_nanosleep, (long)&ms1, 0, 0);

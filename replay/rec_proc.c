@@ -999,7 +999,7 @@ static void rec_exit_again(void)
 
 void rec_exit_hook(void)
 {
-	if (!getenv("SKEL_NOHOOK")) atexit(rec_exit_again);
+	atexit(rec_exit_again);
 }
 
 __attribute__((destructor)) static void rec_fini(void)

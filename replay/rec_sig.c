@@ -5,8 +5,8 @@
 #include "replay/rec.h"
 
 #include <dlfcn.h>
-#include <linux/futex.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -686,8 +686,8 @@ static void rec_run_held(rec_thread *t, const sigset_t *base, const vt_handler *
  * At the process's exit (rec_buf.c, rec_park_others) every other thread
  * still running is sent SIGURG with REC_PARK_COOKIE (SI_QUEUE; SIGTRAP
  * "loses its siginfo" under valgrind, and a SIGSEGV that came to a thread
- * waiting in a system call stopped valgrind on an assertion).  It stops where the replay can end
- * its stream exactly and waits there, every signal blocked, for the
+ * waiting in a system call stopped valgrind on an assertion).  It stops
+ * where the replay can end its stream exactly and waits there, every signal blocked, for the
  * kernel to kill it with the process: right before a probe's word (held
  * as a signal is, to its next probe), or in the system call it waits in
  * (a CRASH of signal 0 at that call's pc).  Its words up to there are

@@ -2056,23 +2056,25 @@ void sk_trap(sk_thread *t, uint64_t pc)
  * a loop without exit that records nothing, whose iterations the thread
  * made (until the process's exit, a cancellation or a handler ended it)
  * are not in the trace: said at the end (replay_stream). */
-void sk_idle(sk_thread *t)
+static void idle_wait(sk_thread *t, uint8_t kind)
 {
 	stream *s = t->sink;
 	/* a thread stopped for the exit right before a probe's word
 	 * (rec_sig.c, rec_park_asked) replays on to that word, past the
 	 * call it stopped in (words_wait_for returns) */
-	s->idle_end = 1;
+	s->idle_end = kind;
 	words_wait(s);
 	s->idle_end = 0;
 }
 
+void sk_idle(sk_thread *t)
+{
+	idle_wait(t, 1);
+}
+
 void sk_idle_tick(sk_thread *t)
 {
-	stream *s = t->sink;
-	s->idle_end = 2;
-	(void)sk_peek_more(t);
-	s->idle_end = 0;
+	idle_wait(t, 2);
 }
 
 void sk_crashed(sk_thread *t, uint64_t addr, unsigned size)
