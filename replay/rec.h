@@ -719,6 +719,9 @@ void rec_sig_hook_write(rec_pending *pd);
  * in the child, the streams of the threads that did not survive dropped
  * and the forking thread's stream made thread 0 of the child's file. */
 void rec_fork_prepare(void);
+/* The program's signal mask back, after the fork (rec_fork_prepare blocks
+ * the asynchronous signals from the fork's word on). */
+void rec_fork_unblock(void);
 void rec_fork_streams_reset(rec_thread *t);
 
 /* ------------------------------------------------------- rec_proc.c */

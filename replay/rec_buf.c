@@ -1643,16 +1643,44 @@ void rec_fork_event(uint32_t pid)
  * that what the child finds in it from the buffer's start are the
  * child's words (those libc records between here and the system call,
  * the same in both processes, then the child's own). */
+/* From the fork's word to the fork itself, in both processes after it
+ * (rec_fork_unblock), the signals that come from outside wait: a handler
+ * run in that window ran in the parent before the fork, its words after
+ * the fork's word, so the child's stream began with them but no HANDLER
+ * event of its own (a SIGCHLD come during fork() under valgrind).
+ * Waiting, the signal comes in the parent after the fork, as if during
+ * its system call.  Faults and traps stay deliverable (the probes'). */
+static __thread int rec_fork_blocked;
+static __thread sigset_t rec_fork_mask;
+
 void rec_fork_prepare(void)
 {
 	rec_thread *t = rec_self;
 	if (!R.active || rec_off() || rec_getpid() != R.pid || !t || t == &R.sink)
 		return;
+	/* signals held for the next probe run here, before the fork's word:
+	 * their words are the child's too, and so is their handler's run */
+	rec_sig_run_held();
+	uint64_t async = ~0ull;
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP || sig == SIGILL ||
+		    sig == SIGFPE)
+			async &= ~(1ull << (sig - 1));
 	sigset_t old;
 	rec_block_all(&old);
 	rec_flush_upto(t, rec_cursor, 1);
 	t->fork_word = t->written;
-	rec_restore_mask(&old);
+	rec_fork_mask = old;
+	rec_fork_blocked = 1;
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&async, 0, 8, 0, 0);
+}
+
+void rec_fork_unblock(void)
+{
+	if (!rec_fork_blocked)
+		return;
+	rec_fork_blocked = 0;
+	rec_restore_mask(&rec_fork_mask);
 }
 
 /* In the child, only the forking thread t lives: it becomes thread 0,

@@ -344,6 +344,7 @@ void rec_atfork_child(void)
 		rec_cursor = R.sink.base;
 		rec_prestart_forked();	/* a claim held at the fork: not here */
 		rec_flusher_forked();
+		rec_fork_unblock();
 		return;
 	}
 	vt_process p = { (uint32_t)pid, (uint32_t)R.pid, t->fork_word, t->index,
@@ -357,6 +358,7 @@ void rec_atfork_child(void)
 	rec_chunk(VT_PROCESS, 0, &p, sizeof p);
 	rec_thread_start_now(t);
 	rec_flusher_forked();
+	rec_fork_unblock();
 }
 
 /* exec: the image's words so far are written, then an EXEC chunk says
@@ -708,8 +710,10 @@ static __thread int rec_in_fork;
 
 void rec_atfork_parent(void)
 {
-	if (!rec_in_fork)
+	if (!rec_in_fork) {
 		rec_fork_event(0);
+		rec_fork_unblock();
+	}
 }
 
 REC_EXPORT pid_t fork(void)
@@ -717,11 +721,12 @@ REC_EXPORT pid_t fork(void)
 	rec_in_fork = 1;
 	pid_t pid = rec_real_fork()();
 	rec_in_fork = 0;
-	if (pid > 0) {
-		int e = errno;
+	int e = errno;
+	if (pid > 0)
 		rec_fork_event((uint32_t)pid);
-		errno = e;
-	}
+	if (pid)
+		rec_fork_unblock();
+	errno = e;
 	return pid;
 }
 
@@ -769,6 +774,7 @@ REC_EXPORT pid_t _Fork(void)
 		rec_atfork_child();
 	else if (pid > 0)
 		rec_fork_event((uint32_t)pid);
+	rec_fork_unblock();
 	errno = e;
 	return pid;
 }
@@ -812,11 +818,11 @@ REC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	rec_clone_arg a = { fn, arg };
 	rec_fork_prepare();
 	int pid = real(rec_clone_child, stack, flags, &a, ptid, tls, ctid);
-	if (pid > 0) {
-		int e = errno;
+	int e = errno;
+	if (pid > 0)
 		rec_fork_event((uint32_t)pid);
-		errno = e;
-	}
+	rec_fork_unblock();
+	errno = e;
 	return pid;
 }
 

@@ -867,10 +867,25 @@ static int rec_stepped(greg_t *g)
 	return 1;
 }
 
+/* fork, in the child (its memory a copy): the watchdog timer is the
+ * parent's, and so are the signals held for the forking thread's next
+ * probe -- the kernel delivered them to the parent, whose handlers run
+ * them there; the child starts as if they had come during the fork call
+ * (a SIGCHLD held in fork() ran in both, and the child's replay read the
+ * parent's handler where the child had none).  Its buffer's first page,
+ * made to fault for them, is the child's own again. */
 void rec_sig_forked(rec_thread *t)
 {
-	if (t && t->sigq)
-		t->sigq->timer = 0;
+	if (!t || t == &R.sink || !t->sigq)
+		return;
+	rec_sigq *q = t->sigq;
+	q->timer = 0;
+	q->n = 0;
+	q->park = 0;
+	if (q->armed) {
+		rec_protect_first(t, PROT_READ | PROT_WRITE);
+		q->armed = 0;
+	}
 }
 
 void rec_sig_run_held(void)

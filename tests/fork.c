@@ -17,6 +17,8 @@
  *   sigchld  a SIGCHLD handler that works on an array; three children
  *            one after the other, each reaped: the later ones' parent
  *            words (their replay's prefix) hold the handler's runs
+ *   sigfork  a SIGCHLD handler reaps four children forked one after
+ *            the other: under valgrind a SIGCHLD comes in the next fork
  *   system   system() and popen() (glibc starts their shells with
  *            clone(CLONE_VM|CLONE_VFORK), no fork)
  *   clone    clone() without CLONE_VM: a process running a function of
@@ -251,14 +253,19 @@ static void on_chld(int sig)
 	nchld++;
 }
 
-static int case_sigchld(void)
+static void on_sigchld(void (*h)(int))
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_chld;
+	sa.sa_handler = h;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
+}
+
+static int case_sigchld(void)
+{
+	on_sigchld(on_chld);
 	long s = work(60, 38);
 	for (int k = 0; k < 3; k++) {
 		pid_t p = fork();
@@ -274,6 +281,43 @@ static int case_sigchld(void)
 		s += work(30, 42 + k);
 	}
 	printf("parent %ld %d %ld\n", s, nchld, chld_seen[3]);
+	return 0;
+}
+
+/* sigfork: children forked one after the other, not waited for until
+ * the end; each one's SIGCHLD comes while the parent works (no system
+ * call there): natively at once, under valgrind at the parent's next
+ * system call, the next fork's, between the fork's word and its system
+ * call (the handler's words were then the child's too, without its run:
+ * the child's replay read them as its own code's) */
+static volatile int nreaped;
+static double grid[200][200];
+
+static void on_chld_reap(int sig)
+{
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		chld_seen[p & 7] += sig, nreaped++;
+}
+
+static int case_sigfork(void)
+{
+	on_sigchld(on_chld_reap);
+	for (int k = 0; k < 4; k++) {
+		if (fork() == 0) {
+			double d = 0;
+			for (int i = 0; i < 200; i++)
+				d += grid[i][i] + i;
+			_exit((int)d & 1);
+		}
+		for (int i = 0; i < 200; i++)
+			for (int j = 0; j < 200; j++)
+				grid[i][j] += i * j + k;
+	}
+	while (nreaped < 4)
+		usleep(1000);
+	printf("reaped %d grid %g\n", nreaped, grid[199][199]);
 	return 0;
 }
 
@@ -400,6 +444,7 @@ int main(int argc, char **argv)
 		      { "nested", case_nested }, { "thread", case_thread },
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "pathexec", case_pathexec },
 		      { "sigchld", case_sigchld },
+		      { "sigfork", case_sigfork },
 		      { "system", case_system },
 		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
 		      { "reexec", case_reexec },
