@@ -468,6 +468,37 @@ static int rec_sync(int sig, const siginfo_t *si, uint64_t rip)
 		si->si_code == SI_QUEUE) && si->si_pid == rec_getpid() && rec_in_syscall(rip);
 }
 
+static void rec_on_segv(int sig, siginfo_t *si, void *ucv);
+static void rec_on_trap(int sig, siginfo_t *si, void *ucv);
+static void rec_on_program(int sig, siginfo_t *si, void *uc);
+static void rec_on_urg(int sig, siginfo_t *si, void *uc);
+static void rec_on_fatal(int sig, siginfo_t *si, void *uc);
+
+/* Where the thread was when the signal came.  The kernel delivers every
+ * pending signal before it returns to user mode, each frame on top of
+ * the last: a signal that came so interrupted another's delivery at the
+ * first instruction of the recorder's handler for it, which ran nothing
+ * yet (three queued while blocked, unblocked by sigprocmask: one placed
+ * at the system call, the next in the recorder's code, at the next word
+ * -- after the call the replay had passed).  The other's context, the
+ * third argument of that handler (all are SA_SIGINFO), is on the stack
+ * just above: where the thread really was. */
+static ucontext_t *rec_outer_uc(ucontext_t *uc)
+{
+	for (int depth = 0; uc && depth < 16; depth++) {
+		const greg_t *g = uc->uc_mcontext.gregs;
+		uint64_t rip = (uint64_t)g[REG_RIP], outer = (uint64_t)g[REG_RDX];
+		if (rip != (uint64_t)rec_on_program && rip != (uint64_t)rec_on_urg &&
+		    rip != (uint64_t)rec_on_segv && rip != (uint64_t)rec_on_trap &&
+		    rip != (uint64_t)rec_on_fatal)
+			break;
+		if (outer < (uint64_t)g[REG_RSP] || outer - (uint64_t)g[REG_RSP] > 4096)
+			break;	/* not a frame the kernel made */
+		uc = (ucontext_t *)outer;
+	}
+	return uc;
+}
+
 /* Where a handler that runs now runs, for the replay. */
 static void rec_place(vt_handler *e, int sig, const siginfo_t *si, uint64_t rip)
 {
@@ -487,9 +518,9 @@ static void rec_place(vt_handler *e, int sig, const siginfo_t *si, uint64_t rip)
 static void rec_handler_now(const struct sigaction *a, int sig, siginfo_t *si,
 			    void *ucv)
 {
-	ucontext_t *uc = ucv;
+	ucontext_t *uc = ucv, *at = rec_outer_uc(uc);
 	vt_handler e = { 0 };
-	rec_place(&e, sig, si, uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
+	rec_place(&e, sig, si, at ? (uint64_t)at->uc_mcontext.gregs[REG_RIP] : 0);
 	rec_run_handler(a, sig, si, uc, &e);
 }
 
@@ -620,15 +651,19 @@ static int rec_hold_blocked(rec_thread *t, int sig, siginfo_t *si,
 	return 1;
 }
 
+/* A signal that came at another's delivery (rec_outer_uc) is held or run
+ * as it would have been where the thread was: the other's context, not
+ * yet looked at by its handler, is the one a hold changes. */
 static int rec_hold(int sig, siginfo_t *si, const struct sigaction *a, void *ucv)
 {
 	rec_thread *t = rec_self;
+	ucontext_t *at = rec_outer_uc(ucv);
 	if (!rec_recording(t) || (t->sigq && t->sigq->stuck) ||
-	    rec_sync(sig, si, (uint64_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP]))
+	    rec_sync(sig, si, (uint64_t)at->uc_mcontext.gregs[REG_RIP]))
 		return 0;
 	sigset_t old;
 	rec_block_all(&old);
-	int held = rec_hold_blocked(t, sig, si, a, ((ucontext_t *)ucv)->uc_mcontext.gregs);
+	int held = rec_hold_blocked(t, sig, si, a, at->uc_mcontext.gregs);
 	rec_restore_mask(&old);
 	return held;
 }

@@ -40,7 +40,9 @@
 # watchdog runs the held handler after 200 ms, and the replay stops
 # there, loud.
 # pending: real-time signals queued to itself while blocked, whose
-# handlers all run when sigprocmask unblocks them; whole process too.
+# handlers all run when sigprocmask unblocks them; whole process too,
+# and natively (the kernel delivers the second signal on top of the
+# first, before the recorder's handler for it has run an instruction).
 # newthread: main signals each new thread at once, mostly while it is
 # still in libc's start-up code, before its stream opens: the signal is
 # queued again, blocked until the stream opens, and its handler runs
@@ -122,13 +124,20 @@ for o in O0 O2; do
 	done
 	if [ $o = O2 ]; then	# natively: the thread runs in parallel
 		XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel gen --whole-process "$b" -o "$b-whole.c" 2>/dev/null
-		"$b" newthread >"$tmp/native.out"
-		XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel record "$b-whole.c" -o "$tmp/v" -- "$b" newthread \
-			>"$tmp/rec.out" 2>&1 && cmp -s "$tmp/rec.out" "$tmp/native.out" ||
-			bad "-$o newthread whole process: skel record: $(cat "$tmp/rec.out")"
-		XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel replay "$b-whole.c" "$tmp/v" --format count \
-			-o /dev/null 2>"$tmp/rep.err" ||
-			bad "-$o newthread whole process: replay: $(grep -v 'not traced' "$tmp/rep.err" | head -3)"
+		# pending natively: SIGRTMIN+1 came as the kernel delivered
+		# SIGRTMIN, at the first instruction of the recorder's handler
+		# for it: it was placed at the next word, after the system
+		# call the replay had passed (status 3, 3 runs of 3; valgrind
+		# delivers one at a time); now where SIGRTMIN's frame says
+		for c in newthread pending; do
+			"$b" $c >"$tmp/native.out"
+			XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel record "$b-whole.c" -o "$tmp/v" -- "$b" $c \
+				>"$tmp/rec.out" 2>&1 && cmp -s "$tmp/rec.out" "$tmp/native.out" ||
+				bad "-$o $c whole process: skel record: $(cat "$tmp/rec.out")"
+			XDG_CACHE_HOME="$(pwd)/build/test-cache" ./skel replay "$b-whole.c" "$tmp/v" --format count \
+				-o /dev/null 2>"$tmp/rep.err" ||
+				bad "-$o $c whole process: replay: $(grep -v 'not traced' "$tmp/rep.err" | head -3)"
+		done
 	fi
 	# waitflag: a loop that waits for its timer's handler (while
 	# (!ticks)) and records nothing until it exits: the signal, held for
