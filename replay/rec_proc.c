@@ -39,6 +39,10 @@ typedef pid_t (*rec_fork_fn)(void);
 REC_REAL(execve, rec_execve_fn)
 REC_REAL(execvpe, rec_execve_fn)
 REC_REAL(fexecve, rec_fexecve_fn)
+typedef int (*rec_execveat_fn)(int, const char *, char *const[], char *const[], int);
+REC_REAL(execveat, rec_execveat_fn)
+typedef long (*rec_syscall_fn)(long, ...);
+REC_REAL(syscall, rec_syscall_fn)
 REC_REAL(fork, rec_fork_fn)
 
 /* ------------------------------------------------- threads, exit, fork */
@@ -213,7 +217,7 @@ __attribute__((noreturn)) static void rec_exit_now(int status)
 	if (real)
 		real(status);
 	for (;;)
-		syscall(SYS_exit_group, status);
+		rec_syscall3(SYS_exit_group, status, 0, 0);
 }
 
 /* swapcontext and setcontext move the thread to another stack and pc
@@ -648,6 +652,47 @@ REC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 REC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	REC_EXEC(rec_real_fexecve(), (fd, argv, env), "(a file descriptor)", envp);
+}
+
+REC_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			int flags)
+{
+	REC_EXEC(rec_real_execveat(), (dirfd, path, argv, env, flags), path, envp);
+}
+
+/* execveat through syscall(2), where libc has no execveat */
+static int rec_execveat_call(int dirfd, const char *path, char *const argv[],
+			     char *const envp[], int flags)
+{
+	return (int)rec_real_syscall()(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* syscall(2), libc's generic call: the calls that end the image go where
+ * their libc functions go -- syscall(SYS_exit_group, 3) ended the process
+ * with the words not written (the trace empty, said by the replay only),
+ * syscall(SYS_execve, ...) and SYS_execveat too; the others pass on.  Six
+ * arguments are taken whatever the call, as libc's syscall takes them. */
+REC_EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_exit_group)
+		rec_exit_now((int)a[0]);
+	if (nr == SYS_execve)
+		return execve((const char *)a[0], (char *const *)a[1], (char *const *)a[2]);
+	if (nr == SYS_execveat) {
+		if (rec_real_execveat())
+			return execveat((int)a[0], (const char *)a[1], (char *const *)a[2],
+					(char *const *)a[3], (int)a[4]);
+		REC_EXEC(rec_execveat_call, ((int)a[0], (const char *)a[1],
+					     (char *const *)a[2], env, (int)a[4]),
+			 (const char *)a[1], (char *const *)a[3]);
+	}
+	return rec_real_syscall()(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* execl, execlp, execle: their arguments gathered, then the v forms above

@@ -17,6 +17,8 @@
  *   sigchld  a SIGCHLD handler that works on an array; three children
  *            one after the other, each reaped: the later ones' parent
  *            words (their replay's prefix) hold the handler's runs
+ *   sysexit  syscall(SYS_exit_group, 3) after working
+ *   sysexec  syscall(SYS_execve) of /bin/echo after working
  *   sigfork  a SIGCHLD handler reaps four children forked one after
  *            the other: under valgrind a SIGCHLD comes in the next fork
  *   system   system() and popen() (glibc starts their shells with
@@ -38,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -219,6 +222,25 @@ static int case_exec(void)
 	printf("reaped %d\n", reap(p));
 	printf("parent %ld\n", s + work(30, 22));
 	return 0;
+}
+
+/* sysexit, sysexec: the image ends through syscall(2), not libc's
+ * _exit or execve (the recorder wrote nothing: an empty trace) */
+static int case_sysexit(void)
+{
+	printf("parent %ld\n", work(200, 60));
+	fflush(stdout);
+	syscall(SYS_exit_group, 3);
+	return 1;
+}
+
+static int case_sysexec(void)
+{
+	char *const argv[] = { "echo", "exec'd by syscall", NULL };
+	printf("parent %ld\n", work(200, 61));
+	fflush(stdout);
+	syscall(SYS_execve, "/bin/echo", argv, environ);
+	return 1;
 }
 
 static int case_pathexec(void)
@@ -445,6 +467,8 @@ int main(int argc, char **argv)
 		      { "vfork", case_vfork }, { "exec", case_exec }, { "pathexec", case_pathexec },
 		      { "sigchld", case_sigchld },
 		      { "sigfork", case_sigfork },
+		      { "sysexit", case_sysexit },
+		      { "sysexec", case_sysexec },
 		      { "system", case_system },
 		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
 		      { "reexec", case_reexec },
