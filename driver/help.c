@@ -215,7 +215,10 @@ static const help inside[] = {
 "  skel analyze APP [FUNC] [--json]\n"
 "                                per loop its counter and IVs, per access its\n"
 "                                address in counters and leaves (or direct), per\n"
-"                                branch computed or recorded, the probes, totals\n",
+"                                branch computed or recorded, the probes, totals;\n"
+"                                and the probes skel gen's patch keeps of them\n"
+"                                (after slicing, loop exits, merges), per routine\n"
+"                                and in all: what skel gen reports\n",
 "  skel analyze ./app matmul\n" },
 { "summary",
 "  skel summary APP              one line: routines, blocks, instructions,\n"

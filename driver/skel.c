@@ -3,6 +3,7 @@
 #include "analyzer/analyzer.h"
 #include "ivres/ivres.h"
 #include "driver/run.h"
+#include "skelgen/skelgen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,18 +47,53 @@ static int load(program *p, const char *path)
 enum view { V_CFG, V_LOOPS, V_SUMMARY, V_ANALYZE };
 
 typedef struct totals {
-	uint64_t mem, probes, inner, direct, classes, accesses;
+	uint64_t mem, probes, inner, direct, classes, accesses, gen;
 	uint32_t routines, modeled;
 } totals;
 
-static void analyze_one(const program *p, const routine *r, bool json, bool first, totals *t)
+/* The probes skel gen's patch puts in r (the values the recorder stores
+ * there, control words aside, as skel gen counts them): the analysis's
+ * probes after gen's planning -- loops sliced away, loop exits recorded
+ * once, values computed or merged at joins, outcomes in the byte's word.
+ * A probe at an instruction several routines share counts in each. */
+static uint32_t gen_probes(const patch *pt, const routine *r)
+{
+	uint32_t n = 0;
+	for (size_t k = 0; k < pt->nprobes; k++) {
+		const patch_probe *q = &pt->probes[k];
+		if (q->what == PATCH_WORD || q->what == PATCH_SWORD || q->what == PATCH_VMMARK)
+			continue;
+		uint32_t lo = 0, hi = r->ninsn;	/* insns by address */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (r->insns[mid].addr < q->pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		n += lo < r->ninsn && r->insns[lo].addr == q->pc;
+	}
+	return n;
+}
+
+static void analyze_one(const program *p, const routine *r, const patch *pt, bool json,
+			bool first, totals *t)
 {
 	analysis a;
 	iv_analyze(&a, p, r, 0);
-	if (json)
+	uint32_t gen = pt ? gen_probes(pt, r) : 0;
+	if (json) {
 		iv_print_json(stdout, &a, first);
-	else
+		if (pt)		/* inside the routine's object, after its totals */
+			printf(",\"gen_probes\":%u", gen);
+		fputc('}', stdout);
+	} else {
 		iv_print(stdout, &a);
+		if (pt)
+			printf("  skel gen: %u probes (its patch's, after slicing, loop exits, merges)\n",
+			       gen);
+	}
+	t->gen += gen;
 	t->mem += a.nmem_insns;
 	t->probes += a.nprobes;
 	t->inner += a.ninner_probes;
@@ -72,19 +108,37 @@ static void analyze_one(const program *p, const routine *r, bool json, bool firs
 static void analyze(const program *p, const routine *only, bool json)
 {
 	totals t = {0};
+	/* skel gen's patch, for the probes it keeps (its skeleton dropped) */
+	patch pt = {0};
+	skel_stats st;
+	skel_opts o = { .omega = 1, .chunk = 64 };
+	char err[ERR_LEN];
+	FILE *null = fopen("/dev/null", "w");
+	bool gen = null && skel_generate(null, p, &o, &pt, &st, err) == 0;
+	if (null)
+		fclose(null);
+	if (!gen)
+		fprintf(stderr, "skel: analyze: skel gen's probes not known: %s\n",
+			null ? err : "cannot open /dev/null");
 	if (json)
 		fputs("{\"routines\":[\n", stdout);
 	for (uint32_t i = 0; i < p->nroutines; i++)
 		if (!only || only == &p->routines[i])
-			analyze_one(p, &p->routines[i], json, t.routines == 0, &t);
+			analyze_one(p, &p->routines[i], gen ? &pt : NULL, json, t.routines == 0, &t);
+	patch_free(&pt);
 	double ratio = t.mem ? (double)t.probes / (double)t.mem : 0.0;
+	double gratio = t.mem ? (double)t.gen / (double)t.mem : 0.0;
 	if (json) {
 		printf("],\n\"totals\":{\"routines\":%u,\"modeled\":%u,\"memory_instructions\":%llu,"
 		       "\"accesses\":%llu,\"classes\":%llu,\"direct\":%llu,\"probes\":%llu,"
-		       "\"inner_probes\":%llu,\"static_ratio\":%.4f}}\n",
+		       "\"inner_probes\":%llu,\"static_ratio\":%.4f",
 		       t.routines, t.modeled, (unsigned long long)t.mem, (unsigned long long)t.accesses,
 		       (unsigned long long)t.classes, (unsigned long long)t.direct,
 		       (unsigned long long)t.probes, (unsigned long long)t.inner, ratio);
+		if (gen)
+			printf(",\"gen_probes\":%llu,\"gen_static_ratio\":%.4f",
+			       (unsigned long long)t.gen, gratio);
+		fputs("}}\n", stdout);
 		return;
 	}
 	printf("total: %u routines (%u modeled), %llu memory instructions, %llu accesses, "
@@ -92,6 +146,10 @@ static void analyze(const program *p, const routine *only, bool json)
 	       t.routines, t.modeled, (unsigned long long)t.mem, (unsigned long long)t.accesses,
 	       (unsigned long long)t.classes, (unsigned long long)t.direct,
 	       (unsigned long long)t.probes, (unsigned long long)t.inner, ratio);
+	if (gen)
+		printf("skel gen: %llu probes, static ratio %.3f (its patch: after slicing, loop "
+		       "exits recorded once, values computed or merged at joins)\n",
+		       (unsigned long long)t.gen, gratio);
 }
 
 static int cmd_view(int argc, char **argv, enum view v)

@@ -116,7 +116,9 @@ void iv_free(analysis *a);
 /* a->probes in their order again (by instruction, then as read), after
  * a caller added some (skelgen.c, plan_phi_edges) */
 void iv_sort_probes(analysis *a);
-/* Text report (skel analyze) and JSON (skel analyze --json). */
+/* Text report (skel analyze) and JSON (skel analyze --json).  The JSON
+ * routine object is left open after its totals: the caller may add
+ * fields (skel analyze: gen_probes) and closes it with '}'. */
 void iv_print(FILE *f, const analysis *a);
 void iv_print_json(FILE *f, const analysis *a, bool first);
 

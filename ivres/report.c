@@ -144,6 +144,6 @@ void iv_print_json(FILE *f, const analysis *a, bool first)
 			p->depth);
 	}
 	fprintf(f, "],\"totals\":{\"memory_instructions\":%u,\"accesses\":%u,\"classes\":%u,"
-		"\"direct\":%u,\"probes\":%u,\"inner_probes\":%u}}",
+		"\"direct\":%u,\"probes\":%u,\"inner_probes\":%u}",
 		a->nmem_insns, a->nacc, a->ncls, a->ndirect, a->nprobes, a->ninner_probes);
 }

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (i % 2)
 				iv_print(devnull, &a);
 			else
-				iv_print_json(devnull, &a, i == 0);
+				iv_print_json(devnull, &a, i == 0), fputc('}', devnull);
 			iv_free(&a);
 		}
 	skel_opts o = { .app = "fuzz" };
