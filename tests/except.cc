@@ -13,9 +13,12 @@
 //            vector::at in one loop: main's landing pads sit right after
 //            calls of libstdc++'s std::__throw_* (noreturn, not known by
 //            name): the code there is a pad only, not those calls' return
+//   callback thrown in qsort's comparator, through libc's frames
+//   future   thrown on std::async threads, rethrown by future::get
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -214,15 +217,79 @@ static int case_mixed(int n)
 	return (int)(tot & 0xffff);
 }
 
+// callback: thrown in qsort's comparator, through libc's sorting frames
+// (no skeleton in the executable's scope), caught here
+static int cmp_throw(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	grid[x & 63][2] += 1;
+	if (x == 777 || y == 777)
+		throw std::out_of_range("777");
+	return (x > y) - (x < y);
+}
+
+static int case_callback(int n)
+{
+	static long v[512];
+	long tot = 0;
+	for (int r = 0; r < n; r++) {
+		for (int i = 0; i < 512; i++)
+			v[i] = (i * 7919 + r * 31) % 1000;
+		try {
+			qsort(v, 512, sizeof *v, cmp_throw);
+			tot += v[0];
+		} catch (const std::out_of_range &) {
+			tot += 11;
+		}
+	}
+	return (int)(tot & 0xffff);
+}
+
+// future: std::async tasks throw on their own threads; future::get
+// rethrows each in main (std::exception_ptr between threads)
+static long task(int id, int n)
+{
+	long s = 0;
+	for (int i = 0; i < n; i++) {
+		try {
+			if ((i + id) % 5 == 2)
+				throw std::invalid_argument("task");
+			s += grid[id][i & 63] + i;
+		} catch (const std::invalid_argument &) {
+			s -= 1;
+		}
+	}
+	if (id % 2)
+		throw std::runtime_error("task " + std::to_string(id));
+	return s;
+}
+
+static int case_future(int n)
+{
+	std::vector<std::future<long>> fs;
+	for (int i = 0; i < 4; i++)
+		fs.push_back(std::async(std::launch::async, task, i, n));
+	long tot = 0;
+	for (auto &f : fs) {
+		try {
+			tot += f.get();
+		} catch (const std::runtime_error &e) {
+			tot += (long)std::strlen(e.what());
+		}
+	}
+	return (int)(tot & 0xffff);
+}
+
 int main(int argc, char **argv)
 {
 	const char *w = argc > 1 ? argv[1] : "deep";
 	int n = argc > 2 ? atoi(argv[2]) : 3;
 	int c = !strcmp(w, "deep") ? case_deep(n) : !strcmp(w, "rethrow") ? case_rethrow(n)
 		: !strcmp(w, "lib") ? case_lib(n) : !strcmp(w, "nested") ? case_nested(n)
-		: !strcmp(w, "recurse") ? case_recurse(n) : !strcmp(w, "mixed") ? case_mixed(n) : -1;
+		: !strcmp(w, "recurse") ? case_recurse(n) : !strcmp(w, "mixed") ? case_mixed(n)
+		: !strcmp(w, "callback") ? case_callback(n) : !strcmp(w, "future") ? case_future(n) : -1;
 	if (c < 0) {
-		fprintf(stderr, "usage: except deep|rethrow|lib|nested [N]\n");
+		fprintf(stderr, "usage: except deep|rethrow|lib|nested|recurse|mixed|callback|future [N]\n");
 		return 2;
 	}
 	long s = 0;

@@ -4,7 +4,9 @@
 # into the middle of a recursion, siglongjmp, setjmp set again in a loop)
 # and C++ exceptions (tests/except.cc: thrown through frames with
 # destructors, rethrown, thrown in libstdc++, a try inside a catch, a
-# recursion caught some frames up, pads after libstdc++ throw calls).  Each
+# recursion caught some frames up, pads after libstdc++ throw calls, a
+# throw through qsort's comparator, exceptions of std::async threads
+# rethrown by future::get).  Each
 # must be exact under skel check, with the program's output and status as
 # native.  Context switches (swapcontext, setcontext) must stop the replay,
 # loud.
@@ -43,7 +45,7 @@ prog() {
 }
 prog longjmp tests/longjmp.c "${CC:-gcc}" SK_SETJMP "loop 3" nested recurse sig "again 20"
 prog except tests/except.cc "${CXX:-g++}" sk_catch_push "deep 3" "rethrow 4" "lib 6" "nested 3" \
-	"recurse 6" "mixed 40"
+	"recurse 6" "mixed 40" "callback 12" "future 40"
 # Context switches (tests/uctx.c: swapcontext coroutines, setcontext to
 # a getcontext): not followed, so the replay must stop at the first one,
 # say so, and have emitted nothing wrong before it: skel check's first
