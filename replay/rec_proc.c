@@ -667,11 +667,17 @@ static int rec_execveat_call(int dirfd, const char *path, char *const argv[],
 	return (int)rec_real_syscall()(SYS_execveat, dirfd, path, argv, envp, flags);
 }
 
-/* syscall(2), libc's generic call: the calls that end the image go where
- * their libc functions go -- syscall(SYS_exit_group, 3) ended the process
- * with the words not written (the trace empty, said by the replay only),
- * syscall(SYS_execve, ...) and SYS_execveat too; the others pass on.  Six
- * arguments are taken whatever the call, as libc's syscall takes them. */
+static pid_t rec_vfork_fork(void);
+
+/* syscall(2), libc's generic call: the calls that end the image or make
+ * a process go where their libc functions go -- syscall(SYS_exit_group,
+ * 3) ended the process with the words not written (the trace empty, said
+ * by the replay only), syscall(SYS_execve, ...) and SYS_execveat too;
+ * syscall(SYS_fork) and a clone that is a fork (no flag but the exit
+ * signal, no stack) made a child nobody traced or named, silently: now
+ * _Fork's (vfork while recording: fork, as the interposed vfork).  The
+ * others pass on.  Six arguments are taken whatever the call, as libc's
+ * syscall takes them. */
 REC_EXPORT long syscall(long nr, ...)
 {
 	va_list ap;
@@ -682,6 +688,10 @@ REC_EXPORT long syscall(long nr, ...)
 	va_end(ap);
 	if (nr == SYS_exit_group)
 		rec_exit_now((int)a[0]);
+	if (R.active && (nr == SYS_fork || (nr == SYS_clone && a[0] == SIGCHLD && !a[1])))
+		return _Fork();
+	if (nr == SYS_vfork && rec_vfork_as_fork)
+		return rec_vfork_fork();
 	if (nr == SYS_execve)
 		return execve((const char *)a[0], (char *const *)a[1], (char *const *)a[2]);
 	if (nr == SYS_execveat) {

@@ -19,6 +19,7 @@
  *            words (their replay's prefix) hold the handler's runs
  *   sysexit  syscall(SYS_exit_group, 3) after working
  *   sysexec  syscall(SYS_execve) of /bin/echo after working
+ *   sysfork  children made by syscall(SYS_fork) and syscall(SYS_clone)
  *   sigfork  a SIGCHLD handler reaps four children forked one after
  *            the other: under valgrind a SIGCHLD comes in the next fork
  *   system   system() and popen() (glibc starts their shells with
@@ -232,6 +233,26 @@ static int case_sysexit(void)
 	fflush(stdout);
 	syscall(SYS_exit_group, 3);
 	return 1;
+}
+
+/* sysfork: a child made by syscall(SYS_fork), then one by a clone that
+ * is a fork (SIGCHLD, no stack): both were untraced and unnamed */
+static int case_sysfork(void)
+{
+	long s = work(100, 62);
+	for (int k = 0; k < 2; k++) {
+		fflush(stdout);
+		pid_t p = k ? (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0) : (pid_t)syscall(SYS_fork);
+		if (p == 0) {
+			s += work(80, 63 + k);
+			printf("child %d %ld\n", k, s);
+			fflush(stdout);
+			_exit(k);
+		}
+		printf("reaped %d\n", reap(p));
+	}
+	printf("parent %ld\n", s + work(30, 65));
+	return 0;
 }
 
 static int case_sysexec(void)
@@ -469,6 +490,7 @@ int main(int argc, char **argv)
 		      { "sigfork", case_sigfork },
 		      { "sysexit", case_sysexit },
 		      { "sysexec", case_sysexec },
+		      { "sysfork", case_sysfork },
 		      { "system", case_system },
 		      { "clone", case_clone }, { "_Fork", case_ufork }, { "forkpty", case_forkpty },
 		      { "reexec", case_reexec },

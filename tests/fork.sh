@@ -19,7 +19,7 @@ bad() { echo "FAIL: fork: $*"; fails=$((fails+1)); }
 # exec of itself started) skel check must have compared besides the
 # program's own, and as many value files beside its own (none checked
 # would test nothing)
-cases="basic:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3 sysexit:0 sysexec:0"
+cases="basic:1 nested:2 thread:1 vfork:2 exec:1 system:0 clone:1 _Fork:1 forkpty:1 reexec:3 sysexit:0 sysexec:0 sysfork:2"
 # pathexec and sigchld executable-only too under make check-full (their
 # whole-process cases below are the ones that failed), and loop and func
 # (more children, a fork in a callee: basic's and nested's mechanisms)
