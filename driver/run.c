@@ -925,6 +925,11 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.phi_edges)
 		fprintf(stderr, "skel: gen: %u values are recorded on the ways into a join that "
 			"need them, instead of at the join\n", st.phi_edges);
+	if (rc == 0 && st.stack_switches)
+		fprintf(stderr, "skel: gen: warning: %u indirect jumps load the stack pointer from "
+			"memory first (__builtin_longjmp, or a context switch of the program's own): "
+			"not followed; a replay that comes to one stops there, said\n",
+			st.stack_switches);
 	if (rc == 0 && st.inexact)
 		fprintf(stderr, "skel: gen: warning: %u accesses (gather/scatter, bt mem,reg or "
 			"xlat, first at pc 0x%" PRIx64 ") have no exact address form; they are "

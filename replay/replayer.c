@@ -2365,6 +2365,17 @@ static void unfollowed(sk_thread *t, uint64_t pc, uint64_t to, const char *what)
 	sk_desync(t, pc, why, to);
 }
 
+void sk_stack_switch(sk_thread *t, uint64_t pc)
+{
+	stream *s = t->sink;
+	sink_flush(s);
+	fprintf(stderr, "skel: replay: thread %u: the indirect jump at pc 0x%" PRIx64 " (link-time) "
+		"loads the stack pointer from memory first (__builtin_longjmp, or a context switch "
+		"of the program's own): skel does not follow it; the thread's trace ends here\n",
+		s->thread, pc);
+	longjmp(s->end, 2);
+}
+
 void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to)
 {
 	if (!ijump_followed(t, to))

@@ -181,6 +181,11 @@ void sk_module_dispatch(sk_thread *t, uint64_t word);
  * a routine entered by entry word, or code outside the analyzed program),
  * so the caller's dispatch loop goes on; stops the replay otherwise. */
 void sk_ijump_other(sk_thread *t, uint64_t pc, uint64_t to);
+/* An indirect jump whose block loads rsp from memory first (skel gen:
+ * __builtin_longjmp, a context switch of the program's own): the
+ * skeleton's frames cannot follow; the thread's replay stops there, loud,
+ * with every access before it emitted. */
+void sk_stack_switch(sk_thread *t, uint64_t pc);
 /* An indirect call's destination, recorded where the binary has code
  * outside every known function: stops the replay, loud, when it is code
  * the analysis did not find (whose accesses would be missing). */

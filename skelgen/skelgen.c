@@ -1190,11 +1190,34 @@ static void emit_table_target(rgen *g, const block *b, uint64_t pc, const access
 	g->g->st->tables++;
 }
 
+/* Whether block b loads rsp from memory (mov rsp, [m]; pop rsp) before
+ * insn i: no frame of the program's goes so, but __builtin_longjmp and
+ * hand-made context switches do, and an indirect jump after it lands in
+ * another frame (or stack) that the skeleton's own frames cannot follow.
+ * rsp from a register (mov rsp, rbp; lea rsp, [rbp-8]) is a frame's
+ * teardown, before a tail call through a pointer. */
+static bool loads_sp(const routine *r, const block *b, uint32_t i)
+{
+	for (uint32_t k = b->first; k < i; k++) {
+		const insn *in = &r->insns[k];
+		if (in->nopd >= 1 && in->opd[0].type == OPD_REG && in->opd[0].reg == R_SP &&
+		    ((in->op == OP_MOV && in->nopd >= 2 && in->opd[1].type == OPD_MEM) ||
+		     in->op == OP_POP))
+			return true;
+	}
+	return false;
+}
+
 static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 {
 	const routine *r = g->r;
 	const block *b = &r->blocks[bi];
 	FILE *f = g->g->f;
+	if (!(g->a.jt_acc && g->a.jt_acc[bi] >= 0) && loads_sp(r, b, i)) {
+		fprintf(f, "\tsk_stack_switch(t, 0x%" PRIx64 "ull);\n\treturn;\n", r->insns[i].addr);
+		g->g->st->stack_switches++;
+		return;
+	}
 	if (g->a.jt_acc && g->a.jt_acc[bi] >= 0)
 		emit_table_target(g, b, r->insns[i].addr, &g->a.acc[g->a.jt_acc[bi]]);
 	else

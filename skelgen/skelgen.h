@@ -54,6 +54,8 @@ typedef struct skel_stats {
 	                           reads from the table (emit_table_target) */
 	uint32_t tbytes;        /* conditional jumps whose outcome is recorded
 	                           with the byte before them (plan_tbytes) */
+	uint32_t stack_switches; /* indirect jumps after a load of rsp from
+	                           memory: not followed (sk_stack_switch) */
 	/* approximate mode: the expressions bid_select saw (the paper's
 	 * Σ n_b), Σ MA_b and AIA_b numerators, and the final roles */
 	uint64_t bid_exprs, bid_kept, bid_aia;
