@@ -625,6 +625,9 @@ int rec_tp_check(rec_thread *t);
 void rec_start_of(vt_thread_start *ts, uint64_t start);
 void rec_flush_upto(rec_thread *t, uint64_t *end, int reset);
 void rec_on_thread_exit(void *p);
+/* The calling thread's stream ends now: it leaves by a raw exit system
+ * call (syscall(SYS_exit)), past its key destructors and the reaper. */
+void rec_thread_exit_now(void);
 /* The calling thread's buffer written out now when it has less room
  * than REC_ROOM_WORDS (rec_buf.c: before libc blocks every signal). */
 #define REC_ROOM_WORDS 4096

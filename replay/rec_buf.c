@@ -1079,6 +1079,12 @@ void rec_make_room(void)
 		rec_flush_self(0, 0);
 }
 
+void rec_thread_exit_now(void)
+{
+	if (R.active && !rec_off() && rec_getpid() == R.pid)
+		rec_thread_end(rec_self, 0);
+}
+
 void rec_on_thread_exit(void *p)
 {
 	rec_make_room();

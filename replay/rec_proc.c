@@ -660,7 +660,8 @@ REC_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 	REC_EXEC(rec_real_execveat(), (dirfd, path, argv, env, flags), path, envp);
 }
 
-/* execveat through syscall(2), where libc has no execveat */
+/* execveat through syscall(2), where libc has no execveat (the lookup
+ * made already, before the trace's end: rec_syscall_fn's dlsym is libc's) */
 static int rec_execveat_call(int dirfd, const char *path, char *const argv[],
 			     char *const envp[], int flags)
 {
@@ -672,7 +673,9 @@ static pid_t rec_vfork_fork(void);
 /* syscall(2), libc's generic call: the calls that end the image or make
  * a process go where their libc functions go -- syscall(SYS_exit_group,
  * 3) ended the process with the words not written (the trace empty, said
- * by the replay only), syscall(SYS_execve, ...) and SYS_execveat too;
+ * by the replay only), syscall(SYS_execve, ...) and SYS_execveat too; a
+ * thread's syscall(SYS_exit) left its stream open ("still running when
+ * the process exited");
  * syscall(SYS_fork) and a clone that is a fork (no flag but the exit
  * signal, no stack) made a child nobody traced or named, silently: now
  * _Fork's (vfork while recording: fork, as the interposed vfork).  The
@@ -686,8 +689,16 @@ REC_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	/* looked up first: dlsym is libc's code, traced only while the
+	 * thread's stream is open */
+	rec_syscall_fn real = rec_real_syscall();
 	if (nr == SYS_exit_group)
 		rec_exit_now((int)a[0]);
+	if (nr == SYS_exit) {	/* this thread only: its stream ends here */
+		rec_thread_exit_now();
+		for (;;)
+			rec_syscall3(SYS_exit, a[0], 0, 0);
+	}
 	if (R.active && (nr == SYS_fork || (nr == SYS_clone && a[0] == SIGCHLD && !a[1])))
 		return _Fork();
 	if (nr == SYS_vfork && rec_vfork_as_fork)
@@ -702,7 +713,7 @@ REC_EXPORT long syscall(long nr, ...)
 					     (char *const *)a[2], env, (int)a[4]),
 			 (const char *)a[1], (char *const *)a[3]);
 	}
-	return rec_real_syscall()(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* execl, execlp, execle: their arguments gathered, then the v forms above

@@ -8,12 +8,16 @@
  *   test:   threads cancelled at pthread_testcancel (cancellation
  *           disabled while they work, until the request was made);
  *   alarm:  the program's own SIGALRM handler, touching memory, run while
- *           the main thread sleeps in nanosleep.
+ *           the main thread sleeps in nanosleep;
+ *   rawexit: a thread that leaves by syscall(SYS_exit), past its key
+ *           destructors (its stream was left open: "still running when
+ *           the process exited").
  * argv[1]: the case, "all" by default. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +98,13 @@ static void cancel_all(void *(*fn)(void *), int n)
 	printf("\n");
 }
 
+static void *raw_exit(void *arg)
+{
+	work((long)arg);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
 static volatile long alarms;
 static void on_alarm(int sig)
 {
@@ -119,6 +130,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(m, "spin"))
 		cancel_all(in_spin, 1);
+	if (all || !strcmp(m, "rawexit")) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, raw_exit, (void *)30L) || pthread_join(t, NULL))
+			return 1;
+	}
 	if (all || !strcmp(m, "alarm")) {
 		struct sigaction a;
 		memset(&a, 0, sizeof a);

@@ -6,7 +6,8 @@
 # the handler is wrapped as the program's are), cancellation at
 # pthread_testcancel, and the program's SIGALRM handler run while main
 # sleeps (the recorder's signal path calls no libc: a call into the
-# covered libc would store words in the middle of nanosleep's).  Each
+# covered libc would store words in the middle of nanosleep's), a thread
+# that leaves by syscall(SYS_exit) (its stream ends there).  Each
 # case recorded and replayed whole at -O2 and -O0, and exact against
 # lackey at -O2 (-O0 too under make check-full).  The -O0 executable is
 # recorded first with libc's plan already cached (the loader then is the
@@ -29,6 +30,9 @@ for o in O2 O0; do
 	[ "$(head -3 "$tmp/out")" = "$(printf 'ccc\ncc\ncc')" ] || bad "$o record: output $(cat "$tmp/out")"
 	./skel replay "$tmp/c.c" "$tmp/v" --format count >/dev/null 2>"$tmp/err" ||
 		bad "$o replay: $(grep -v 'not traced' "$tmp/err" | head -3)"
+	# rawexit's thread ended its stream where it called syscall(SYS_exit)
+	grep -q "still running when the process exited" "$tmp/err" &&
+		bad "$o replay: a thread still running at the exit: $(grep 'still running' "$tmp/err")"
 	# the check of every case in one run (-O0's in make check-full)
 	[ $o = O0 ] && [ -z "$SKEL_FULL" ] && continue
 	if ./skel check "$tmp/c.c" -- "$app" >/dev/null 2>"$tmp/err"; then
