@@ -51,32 +51,57 @@ typedef struct totals {
 	uint32_t routines, modeled;
 } totals;
 
-/* The probes skel gen's patch puts in r (the values the recorder stores
- * there, control words aside, as skel gen counts them): the analysis's
- * probes after gen's planning -- loops sliced away, loop exits recorded
- * once, values computed or merged at joins, outcomes in the byte's word.
- * A probe at an instruction several routines share counts in each. */
-static uint32_t gen_probes(const patch *pt, const routine *r)
+/* The pcs of the probes skel gen's patch has (the values the recorder
+ * stores, control words aside, as skel gen counts them), sorted. */
+typedef struct gen_pcs {
+	uint64_t *pc;
+	size_t n;
+} gen_pcs;
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static void gen_pcs_of(const patch *pt, gen_pcs *g)
+{
+	g->n = 0;
+	g->pc = malloc((pt->nprobes ? pt->nprobes : 1) * sizeof *g->pc);
+	if (!g->pc)
+		return;
+	for (size_t k = 0; k < pt->nprobes; k++) {
+		patch_what w = pt->probes[k].what;
+		if (w != PATCH_WORD && w != PATCH_SWORD && w != PATCH_VMMARK)
+			g->pc[g->n++] = pt->probes[k].pc;
+	}
+	qsort(g->pc, g->n, sizeof *g->pc, cmp_u64);
+}
+
+/* Those at r's instructions: the analysis's probes after gen's planning
+ * -- loops sliced away, loop exits recorded once, values computed or
+ * merged at joins, outcomes in the byte's word.  A probe at an
+ * instruction several routines share counts in each. */
+static uint32_t gen_probes(const gen_pcs *g, const routine *r)
 {
 	uint32_t n = 0;
-	for (size_t k = 0; k < pt->nprobes; k++) {
-		const patch_probe *q = &pt->probes[k];
-		if (q->what == PATCH_WORD || q->what == PATCH_SWORD || q->what == PATCH_VMMARK)
-			continue;
-		uint32_t lo = 0, hi = r->ninsn;	/* insns by address */
+	for (uint32_t k = 0; k < r->ninsn; k++) {
+		uint64_t pc = r->insns[k].addr;
+		size_t lo = 0, hi = g->n;
 		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (r->insns[mid].addr < q->pc)
+			size_t mid = lo + (hi - lo) / 2;
+			if (g->pc[mid] < pc)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		n += lo < r->ninsn && r->insns[lo].addr == q->pc;
+		for (; lo < g->n && g->pc[lo] == pc; lo++)
+			n++;
 	}
 	return n;
 }
 
-static void analyze_one(const program *p, const routine *r, const patch *pt, bool json,
+static void analyze_one(const program *p, const routine *r, const gen_pcs *pt, bool json,
 			bool first, totals *t)
 {
 	analysis a;
@@ -117,15 +142,24 @@ static void analyze(const program *p, const routine *only, bool json)
 	bool gen = null && skel_generate(null, p, &o, &pt, &st, err) == 0;
 	if (null)
 		fclose(null);
+	const char *why = null ? err : "cannot open /dev/null";
+	gen_pcs pcs = { 0 };
+	if (gen) {
+		gen_pcs_of(&pt, &pcs);
+		gen = pcs.pc != NULL;
+		why = "out of memory";
+	}
+	patch_free(&pt);
 	if (!gen)
-		fprintf(stderr, "skel: analyze: skel gen's probes not known: %s\n",
-			null ? err : "cannot open /dev/null");
+		fprintf(stderr, "skel: analyze: skel gen's probes not known: %s\n", why);
 	if (json)
 		fputs("{\"routines\":[\n", stdout);
 	for (uint32_t i = 0; i < p->nroutines; i++)
 		if (!only || only == &p->routines[i])
-			analyze_one(p, &p->routines[i], gen ? &pt : NULL, json, t.routines == 0, &t);
-	patch_free(&pt);
+			analyze_one(p, &p->routines[i], gen ? &pcs : NULL, json, t.routines == 0, &t);
+	if (gen && !only)	/* the patch's, each once (shared code: the sum counts more) */
+		t.gen = pcs.n;
+	free(pcs.pc);
 	double ratio = t.mem ? (double)t.probes / (double)t.mem : 0.0;
 	double gratio = t.mem ? (double)t.gen / (double)t.mem : 0.0;
 	if (json) {

@@ -696,6 +696,9 @@ void rec_signals_install(void);
  * (timer ids are per process: the number may be the program's own). */
 void rec_sig_forked(rec_thread *t);
 void rec_sig_run_held(void);
+/* Every signal blocked but those an instruction raises (faults, traps:
+ * the probes'), the mask before in *old. */
+void rec_block_async(sigset_t *old);
 /* At the process's exit: asks thread t to stop where its stream can end
  * exactly (its next probe, or the system call it waits in); t->parked
  * says when it has.  0 if the signal could not be sent. */

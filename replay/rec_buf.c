@@ -1648,8 +1648,9 @@ void rec_fork_event(uint32_t pid)
  * system call: its buffer is written and starts over, so
  * that what the child finds in it from the buffer's start are the
  * child's words (those libc records between here and the system call,
- * the same in both processes, then the child's own). */
-/* From the fork's word to the fork itself, in both processes after it
+ * the same in both processes, then the child's own).
+ *
+ * From the fork's word to the fork itself, in both processes after it
  * (rec_fork_unblock), the signals that come from outside wait: a handler
  * run in that window ran in the parent before the fork, its words after
  * the fork's word, so the child's stream began with them but no HANDLER
@@ -1667,18 +1668,10 @@ void rec_fork_prepare(void)
 	/* signals held for the next probe run here, before the fork's word:
 	 * their words are the child's too, and so is their handler's run */
 	rec_sig_run_held();
-	uint64_t async = ~0ull;
-	for (int sig = 1; sig <= 64; sig++)
-		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP || sig == SIGILL ||
-		    sig == SIGFPE)
-			async &= ~(1ull << (sig - 1));
-	sigset_t old;
-	rec_block_all(&old);
+	rec_block_async(&rec_fork_mask);
+	rec_fork_blocked = 1;
 	rec_flush_upto(t, rec_cursor, 1);
 	t->fork_word = t->written;
-	rec_fork_mask = old;
-	rec_fork_blocked = 1;
-	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&async, 0, 8, 0, 0);
 }
 
 void rec_fork_unblock(void)

@@ -790,8 +790,7 @@ REC_EXPORT pid_t fork(void)
 	int e = errno;
 	if (pid > 0)
 		rec_fork_event((uint32_t)pid);
-	if (pid)
-		rec_fork_unblock();
+	rec_fork_unblock();	/* the child's did already */
 	errno = e;
 	return pid;
 }

@@ -923,6 +923,14 @@ void rec_sig_forked(rec_thread *t)
 	}
 }
 
+void rec_block_async(sigset_t *old)
+{
+	uint64_t async = ~0ull;
+	for (size_t i = 0; i < sizeof rec_sync_sigs / sizeof *rec_sync_sigs; i++)
+		async &= ~(1ull << (rec_sync_sigs[i] - 1));
+	rec_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&async, (long)old, 8, 0, 0);
+}
+
 void rec_sig_run_held(void)
 {
 	rec_thread *t = rec_self;

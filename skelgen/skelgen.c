@@ -1213,12 +1213,13 @@ static void emit_indirect_jump(rgen *g, uint32_t bi, uint32_t i)
 	const routine *r = g->r;
 	const block *b = &r->blocks[bi];
 	FILE *f = g->g->f;
-	if (!(g->a.jt_acc && g->a.jt_acc[bi] >= 0) && loads_sp(r, b, i)) {
+	bool table = g->a.jt_acc && g->a.jt_acc[bi] >= 0;
+	if (!table && loads_sp(r, b, i)) {
 		fprintf(f, "\tsk_stack_switch(t, 0x%" PRIx64 "ull);\n\treturn;\n", r->insns[i].addr);
 		g->g->st->stack_switches++;
 		return;
 	}
-	if (g->a.jt_acc && g->a.jt_acc[bi] >= 0)
+	if (table)
 		emit_table_target(g, b, r->insns[i].addr, &g->a.acc[g->a.jt_acc[bi]]);
 	else
 		fprintf(f, "\t{ uint64_t to = TARGET(0x%" PRIx64 "ull); switch (to) {\n",
