@@ -4,6 +4,7 @@
  * back exactly. */
 #include "tests/testutil.h"
 #include "tests/vtutil.h"
+#include "replay/vpack.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -561,6 +562,116 @@ static void test_pack_tokens_by_hand(void **state)
 	assert_int_equal(ndata, 10);
 }
 
+/* Streams like the recorder's: outcome runs of every length at every
+ * offset, zeros, ones, small and large differences of both signs, the
+ * extremes; from a fixed LCG. */
+static uint64_t pk_lcg;
+static uint64_t pk_next(void)
+{
+	pk_lcg = pk_lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return pk_lcg >> 11;
+}
+
+static void pk_stream(uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		uint64_t r = pk_next();
+		size_t len = 1 + (size_t)(r >> 8) % 19;
+		for (size_t j = 0; j < len && i < n; j++, i++) {
+			uint64_t v = pk_next();
+			switch (r % 7) {
+			case 0: case 1: w[i] = v & 1; break;		/* outcomes */
+			case 2: w[i] = (uint64_t)((int64_t)(v % 255) - 127); break;
+			case 3: w[i] = (uint64_t)((int64_t)(v % 65535) - 32767); break;
+			case 4: w[i] = v << (v % 23); break;		/* any length */
+			case 5: w[i] = (v & 3) == 0 ? UINT64_MAX : (v & 3) == 1 ? (1ull << 63)
+					: (v & 3) == 2 ? (1ull << 63) - 1 : 0; break;
+			default: w[i] = (v & 7) ? 0 : 1; break;	/* mostly 0 */
+			}
+		}
+	}
+}
+
+/* n words packed with room (and the payload that makes): the same words
+ * come back. */
+static void pk_round_trip(const uint64_t *w, size_t n, size_t used, const uint8_t *codes,
+			  uint32_t tokens, const uint8_t *data, uint32_t ndata)
+{
+	uint8_t *p = malloc(sizeof(vt_packed) + n / 2 + 8 + n * VT_PACK_MAX + 16);
+	uint64_t *back = malloc((n + VT_UNPACK_SLACK + 1) * 8);
+	size_t m = pk_payload(p, used, tokens, codes, data, ndata);
+	assert_int_equal(vt_values_unpack(p, m, back, used), 0);
+	assert_memory_equal(back, w, used * 8);
+	free(p);
+	free(back);
+}
+
+/* vt_pack (the reader's and the recorder's fallback) gives back every
+ * word, whole or cut short by its room, on streams of any length. */
+static void test_pack_round_trips(void **state)
+{
+	(void)state;
+	enum { N = 4099 };
+	uint64_t *w = malloc(N * 8);
+	uint8_t *codes = malloc(N / 2 + 8), *data = malloc(N * VT_PACK_MAX + 16);
+	pk_lcg = 42;
+	for (int round = 0; round < 40; round++) {
+		size_t n = round < 20 ? (size_t)round : N - (size_t)(pk_next() % 300);
+		size_t room = round % 3 ? N * VT_PACK_MAX + N / 2 + 1 : 9 + pk_next() % 3000;
+		pk_stream(w, n);
+		uint32_t tokens, ndata;
+		size_t used = vt_pack(w, n, codes, data, room, &tokens, &ndata);
+		assert_true(used <= n);
+		assert_true(tokens / 2 + ndata <= room);
+		if (room > N * VT_PACK_MAX)
+			assert_int_equal(used, n);
+		pk_round_trip(w, n, used, codes, tokens, data, ndata);
+	}
+	/* an odd last word needs room for its code byte and its own data
+	 * only: one word of any size in 9 bytes */
+	uint64_t big = UINT64_MAX - 5;
+	uint32_t tokens, ndata;
+	assert_int_equal(vt_pack(&big, 1, codes, data, 9, &tokens, &ndata), 1);
+	assert_int_equal(ndata, 1);
+	assert_int_equal(vt_pack(&big, 1, codes, data, 1, &tokens, &ndata), 0);
+	free(w);
+	free(codes);
+	free(data);
+}
+
+/* The vector packer (vpack.h, the recorder's) makes the very bytes
+ * vt_pack makes, on the same streams and rooms. */
+static void test_pack_vector_equals_scalar(void **state)
+{
+	(void)state;
+	if (!vt_pack_simd_ok())
+		skip();	/* this processor has no AVX-512 VBMI2: nothing to compare */
+	enum { N = 4099 };
+	uint64_t *w = malloc(N * 8);
+	uint8_t *c1 = malloc(N / 2 + 8), *c2 = malloc(N / 2 + 8);
+	uint8_t *d1 = malloc(N * VT_PACK_MAX + 16), *d2 = malloc(N * VT_PACK_MAX + 16);
+	pk_lcg = 7;
+	for (int round = 0; round < 200; round++) {
+		size_t n = round < 40 ? (size_t)round : N - (size_t)(pk_next() % 1000);
+		size_t room = round % 4 ? N * VT_PACK_MAX + N / 2 + 1 : 9 + pk_next() % 3000;
+		pk_stream(w, n);
+		uint32_t t1, t2, n1, n2;
+		size_t u1 = vt_pack(w, n, c1, d1, room, &t1, &n1);
+		size_t u2 = vt_pack_fast(true, w, n, c2, d2, room, &t2, &n2);
+		assert_int_equal(u1, u2);
+		assert_int_equal(t1, t2);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(c1, c2, (t1 + 1) / 2);
+		assert_memory_equal(d1, d2, n1);
+		pk_round_trip(w, n, u2, c2, t2, d2, n2);
+	}
+	free(w);
+	free(c1);
+	free(c2);
+	free(d1);
+	free(d2);
+}
+
 /* The unpacked form (VT_TOKENS_RAW, the recorder's under valgrind):
  * its words as they are; any other size, data count or word count is
  * refused. */
@@ -753,6 +864,8 @@ int main(void)
 		cmocka_unit_test(test_lost_repeated_moved_chunks_are_refused),
 		cmocka_unit_test(test_older_version_refused),
 		cmocka_unit_test(test_pack_tokens_by_hand),
+		cmocka_unit_test(test_pack_round_trips),
+		cmocka_unit_test(test_pack_vector_equals_scalar),
 		cmocka_unit_test(test_unpack_raw_words),
 		cmocka_unit_test(test_unpack_refuses_bad_payloads),
 		cmocka_unit_test(test_heap_events_read_back),
