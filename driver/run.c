@@ -925,6 +925,10 @@ int cmd_gen(int argc, char **argv)
 	if (rc == 0 && st.phi_edges)
 		fprintf(stderr, "skel: gen: %u values are recorded on the ways into a join that "
 			"need them, instead of at the join\n", st.phi_edges);
+	if (rc == 0 && st.rotated)
+		fprintf(stderr, "skel: gen: %u loops record the value each iteration loads for "
+			"the next where it is loaded, instead of at the loop's head with the "
+			"outcomes of the branches on it\n", st.rotated);
 	if (rc == 0 && st.stack_switches)
 		fprintf(stderr, "skel: gen: warning: %u indirect jumps load the stack pointer from "
 			"memory first (__builtin_longjmp, or a context switch of the program's own): "

@@ -514,6 +514,190 @@ static bool record_for_branches(analysis *a, need_set *need, branch_info *br, si
 	return found;
 }
 
+/* v needed from now on; true if it was not. */
+static bool need_new(need_set *need, uint32_t v)
+{
+	uint32_t one;
+	if (addrmap_get(&need->m, v, &one))
+		return false;
+	addrmap_put(&need->m, v, 1);
+	return true;
+}
+
+static bool expr_is_leaf(const expr *e, uint32_t v)
+{
+	return e && e->kind == E_LEAF && e->val == v;
+}
+
+typedef struct entry_check {
+	const analysis *a;
+	need_set *need;
+	bool ok;
+	bool *add;          /* NULL: only ask; else needed, *add if new */
+} entry_check;
+
+static void entry_leaf(uint32_t v, void *arg)
+{
+	entry_check *c = arg;
+	uint32_t one;
+	if (SSA_PSEUDO(v) || addrmap_get(&c->need->m, v, &one))
+		return;
+	uint8_t k = c->a->s.vals[v].kind;
+	if ((k != V_DEF && k != V_PHI && k != V_CLOBBER) || !recordable(c->a, v))
+		c->ok = false;
+	else if (c->add)
+		*c->add |= need_new(c->need, v);
+}
+
+/* Whether the value v a loop's φ has on an entry edge is known to the
+ * skeleton once the leaves of its expression are recorded (not a
+ * routine's entry value: those come as the routine's parameters, decided
+ * apart); with add, those leaves needed (*add true if one is new).  The
+ * leaves, not v: a copy (mov r12, rax) is known by what it copies, and
+ * the skeleton's expressions name that. */
+static bool entry_known(const analysis *a, need_set *need, uint32_t v, bool *add)
+{
+	expr *e = expr_of_value(a->ec, v);
+	if (!e)
+		return false;
+	entry_check c = { a, need, true, NULL };
+	expr_leaves(e, entry_leaf, &c);
+	if (c.ok && add) {
+		c.add = add;
+		expr_leaves(e, entry_leaf, &c);
+	}
+	return c.ok;
+}
+
+typedef struct only_leaf {
+	const need_set *need;
+	uint32_t v;
+	bool ok;
+} only_leaf;
+
+static void only_leaf_of(uint32_t v, void *arg)
+{
+	only_leaf *c = arg;
+	uint32_t one;
+	if (v != c->v && !SSA_PSEUDO(v) && !addrmap_get(&c->need->m, v, &one))
+		c->ok = false;
+}
+
+/* Whether recorded branch br, in loop l, compares v with values the
+ * skeleton has already (recorded for others, or constants): known once
+ * v is, without a word more. */
+static bool branch_on(const analysis *a, const need_set *need, const branch_info *br,
+		      int32_t l, uint32_t v)
+{
+	if (br->how != BR_RECORDED || !br->lhs ||
+	    a->r->blocks[block_of_insn(a->r, br->insn)].loop != l)
+		return false;
+	lone_leaf c = { a, need, l, SSA_NONE, false };
+	expr_leaves(br->lhs, lone_leaf_of, &c);
+	expr_leaves(br->rhs, lone_leaf_of, &c);
+	if (c.bad || c.leaf != v)
+		return false;
+	only_leaf o = { need, v, true };
+	expr_leaves(br->lhs, only_leaf_of, &o);
+	expr_leaves(br->rhs, only_leaf_of, &o);
+	return o.ok;
+}
+
+/* Whether value v is a byte or a 16-bit word loaded from memory (movzx,
+ * movsx): a word of 1 or 2 bytes in the file, about the bits of the
+ * two outcomes it replaces. */
+static bool narrow_loaded(const analysis *a, uint32_t v)
+{
+	const ssa_value *sv = &a->s.vals[v];
+	if (sv->kind != V_DEF)
+		return false;
+	const insn *in = &a->r->insns[sv->insn];
+	return (in->op == OP_MOVZX || in->op == OP_MOVSX) && in->nmem == 1 && in->nopd == 2 &&
+	       in->opd[1].type == OPD_MEM && in->opd[1].size <= 2;
+}
+
+/* A loop whose header merges, in a φ P, a value defined in the loop on
+ * its back edges (a byte loaded at the end of each iteration, the loop
+ * rotated: strkern's table_fold, count_words, squeeze): the branches on
+ * P and on those values are a word each per iteration, and P one more
+ * when an address needs it.  Recording the back edges' values where
+ * they are defined instead, and P's entry value once, makes those
+ * branches computed, and the skeleton carries P around the loop from
+ * them (skelgen.c, carried φs): one word per iteration.  Done where it
+ * saves words: a branch on a back edge's value, and P needed or a branch
+ * on P too (then the back edges' values bytes or 16-bit words: a wider
+ * value costs more bytes than the outcomes it replaces), each branch
+ * known without another value.  true if something new is needed. */
+static bool record_rotated(analysis *a, need_set *need, branch_info *br, size_t n)
+{
+	const routine *r = a->r;
+	uint32_t one;
+	bool found = false;
+	for (uint32_t l = 0; l < r->nloops; l++) {
+		uint32_t h = r->loops[l].header;
+		if (r->loops[l].irreducible || h == 0)
+			continue;
+		for (unsigned var = 0; var < 16; var++) {
+			uint32_t pv = a->s.at_start[h][var];
+			const ssa_value *P = &a->s.vals[pv];
+			if (SSA_PSEUDO(pv) || P->kind != V_PHI || P->block != h || var == R_SP ||
+			    P->nargs != r->blocks[h].npred)
+				continue;
+			bool ok = true, back = false;
+			for (uint32_t k = 0; k < P->nargs && ok; k++) {
+				uint32_t pred = r->blocks[h].pred[k], v = P->args[k];
+				if (r->blocks[pred].idom < 0 && pred != 0)
+					continue;	/* unreachable */
+				if (!loop_contains(r, l, pred))
+					ok = entry_known(a, need, v, NULL);
+				else if (v != pv)
+					ok = back = recordable(a, v) && a->s.vals[v].kind == V_DEF &&
+						    r->blocks[a->s.vals[v].block].loop == (int32_t)l &&
+						    expr_is_leaf(expr_of_value(a->ec, v), v);
+			}
+			if (!ok || !back)
+				continue;
+			/* branches on P in its block, on a back edge's value in
+			 * that value's block: taken at every iteration that
+			 * passes there (a test made on some iterations only
+			 * would cost more words as a value: tokenize) */
+			bool on_p = false, on_back = false;
+			for (size_t k = 0; k < n; k++) {
+				uint32_t b = block_of_insn(r, br[k].insn);
+				on_p |= b == h && branch_on(a, need, &br[k], (int32_t)l, pv);
+				for (uint32_t j = 0; j < P->nargs; j++)
+					on_back |= P->args[j] != pv && value_in_loop(a, P->args[j], l) &&
+						   a->s.vals[P->args[j]].block == b &&
+						   branch_on(a, need, &br[k], (int32_t)l, P->args[j]);
+			}
+			bool p_needed = addrmap_get(&need->m, pv, &one);
+			if (!on_back || (!on_p && !p_needed))
+				continue;
+			/* recorded instead of P, or narrow */
+			for (uint32_t k = 0; k < P->nargs && ok && !p_needed; k++)
+				ok = P->args[k] == pv || !value_in_loop(a, P->args[k], l) ||
+				     narrow_loaded(a, P->args[k]);
+			if (!ok)
+				continue;
+			/* true only when something is new: the caller tries
+			 * its branches again until nothing changes */
+			bool more = need_new(need, pv);
+			for (uint32_t k = 0; k < P->nargs; k++) {
+				uint32_t pred = r->blocks[h].pred[k], v = P->args[k];
+				if (v == pv || (r->blocks[pred].idom < 0 && pred != 0))
+					continue;
+				if (loop_contains(r, l, pred))
+					more |= need_new(need, v);
+				else
+					(void)entry_known(a, need, v, &more);
+			}
+			a->rotated += more;
+			found |= more;
+		}
+	}
+	return found;
+}
+
 static void classify_branches(analysis *a, need_set *need)
 {
 	const routine *r = a->r;
@@ -537,6 +721,8 @@ static void classify_branches(analysis *a, need_set *need)
 				changed = true;
 		if (!changed)
 			changed = record_for_branches(a, need, brs.a, brs.n);
+		if (!changed && a->modeled)
+			changed = record_rotated(a, need, brs.a, brs.n);
 	}
 	for (size_t k = 0; k < brs.n; k++)
 		if (brs.a[k].how == BR_RECORDED)

@@ -105,6 +105,9 @@ typedef struct analysis {
 	uint32_t nprobes;
 	/* totals */
 	uint32_t nmem_insns, ndirect, ninner_probes;
+	uint32_t rotated;   /* loops whose back edges' values are recorded
+	                       instead of their φ and its branches
+	                       (record_rotated) */
 	bool modeled;       /* false: the routine is traced by direct probes */
 } analysis;
 

@@ -489,8 +489,11 @@ static int rec_land_branch(const rec_targets *t, rec_site *sv, size_t ns,
 {
 	uint64_t xe = b->src + b->len;
 	rec_site *pre = rec_site_before(sv, ns, b->src);
-	if (pre && pre->end <= b->src && pre->end + 14 >= b->src &&
-	    rec_land_extend(t, pre, b)) {
+	/* not the site the landing span takes in (l->merge): that one is
+	 * emptied after the extensions are made, its new end lost, and the
+	 * branch would go on to the middle of the span's jump */
+	if (pre && (size_t)(pre - sv) != l->merge && pre->end <= b->src &&
+	    pre->end + 14 >= b->src && rec_land_extend(t, pre, b)) {
 		rec_insn in;
 		if (l->next == REC_LAND_ADD || (pre->end < s1 && xe > s0) ||
 		    rec_overlaps(added, nadded, pre->end, xe) ||

@@ -2148,9 +2148,22 @@ static void emit_routine(rgen *g)
 	fputs("\n{\n", f);
 	fprintf(f, "\tSK_ROUTINE_ENTER(%u);\n", g->id);	/* --roi (skel_rt.h) */
 	uint32_t params = g->g->internal[g->id] ? g->g->entry_mask[g->id] : 0;
+	/* a probe's value that nothing reads (the argument of a φ recorded
+	 * for a carry that was not planned, ivres.c record_rotated) is
+	 * declared too, as unused */
+	uint8_t *probed = xcalloc(a->s.nvals ? a->s.nvals : 1, 1);
+	for (uint32_t k = 0; k < a->nprobes; k++)
+		if ((a->probes[k].kind == PR_REG_BEFORE || a->probes[k].kind == PR_REG_AFTER) &&
+		    !a->probes[k].rep)
+			probed[a->probes[k].val] = 1;
 	for (uint32_t v = 0; v < a->s.nvals; v++)
-		if (g->leaf_used[v] && !(v < SSA_NVARS && (params & (1u << v))))
+		if (v < SSA_NVARS && (params & (1u << v)))
+			continue;
+		else if (g->leaf_used[v])
 			fprintf(f, "\tuint64_t v%u = 0;\n", v);
+		else if (probed[v])
+			fprintf(f, "\tuint64_t v%u __attribute__((unused)) = 0;\n", v);
+	free(probed);
 	for (uint32_t l = 0; l < r->nloops; l++)
 		if (g->counter_used[l])
 			fprintf(f, "\tuint64_t I%u = 0;\n", l);
@@ -3876,6 +3889,7 @@ int skel_generate(FILE *out, const program *p, const skel_opts *o, patch *pt,
 		st->routines++;
 		st->mem_insns += rg.a.nmem_insns;
 		st->direct += rg.a.ndirect;
+		st->rotated += rg.a.rotated;
 		count_roles(&rg, st);
 		rgen_free(&rg);
 	}

@@ -50,6 +50,8 @@ typedef struct skel_stats {
 	                           instead of recording (plan_carried) */
 	uint32_t phi_edges;     /* probes on the edges whose φ argument the
 	                           skeleton does not know (plan_phi_edges) */
+	uint32_t rotated;       /* loops whose back edges' values are recorded
+	                           instead of their φ and its branches */
 	uint32_t tables;        /* jump tables whose destination the skeleton
 	                           reads from the table (emit_table_target) */
 	uint32_t tbytes;        /* conditional jumps whose outcome is recorded

@@ -40,5 +40,33 @@ grep -q "^check: \([0-9]*\) of \1 accesses match" "$tmp/check.err" ||
 grep -q "^check: by object: .*liblanding.so [1-9]" "$tmp/check.err" ||
 	bad "no library accesses compared: $(grep '^check: by' "$tmp/check.err")"
 echo "landing: $(grep '^check: [0-9]' "$tmp/check.err")"
+# lb_walk's loop, entered by a block of 4 bytes (a copy and a nop), given
+# by hand the two probes a whole-process libc patch once had there (after
+# the copy, before the nop), beside its loaded pointer's: the nop's int3
+# site goes on across the loop's header and takes in the next site, and
+# the loop's back edge, just after it, must get a site of its own
+# (before 2026-11-29 the span ended in the middle of the jump the back
+# edge went to: SIGTRAP at the first iteration)
+walk=$(nm "$tmp/liblanding.so" | awk '$3 == "lb_walk" { print $1 }')
+mod=$(grep -l "lb_walk at" "$tmp"/cache/skel/*.c 2>/dev/null | head -1)
+if [ -z "$walk" ] || [ -z "$mod" ]; then
+	bad "no lb_walk in the library or its skeleton"
+else
+	hx() { printf '%x' $((0x$walk + $1)); }
+	load="probe $(hx 0x14) $(hx 0x11) $(hx 0x23) after dreg rax"
+	if grep -q "^$load " "$mod"; then
+		sed -i "/^$load /i probe $(hx 0xd) $(hx 0xd) $(hx 0x11) after dreg rax 13\\
+probe $(hx 0x10) $(hx 0xd) $(hx 0x11) before dreg rax 10" "$mod"
+		touch "$mod"
+		SKEL_VERBOSE=1 ./skel record "$tmp/p.c" -o "$tmp/v2" -- "$tmp/prog" 2000 \
+			>"$tmp/rec2.out" 2>"$tmp/rec2.err" ||
+			bad "record with lb_walk's probes: $(tail -1 "$tmp/rec2.err")"
+		cmp -s "$tmp/rec2.out" "$tmp/native.out" || bad "recorded output differs (lb_walk's probes)"
+		grep -q "goes on across the branch target 0x$(hx 0x11) (1 new sites" "$tmp/rec2.err" ||
+			bad "lb_walk's landing: $(grep 'goes on across' "$tmp/rec2.err")"
+	else
+		bad "lb_walk's load probe is not where the test puts its own: $(grep "^probe $(hx 0x14) " "$mod")"
+	fi
+fi
 [ "$fails" -eq 0 ] && echo "landing: ok"
 [ "$fails" -eq 0 ]

@@ -53,4 +53,28 @@ lb_copy:			/* lb_copy(dst, src, n): dst; n <= 32 */
 	ret
 	.size	lb_copy, .-lb_copy
 
+
+	.globl	lb_walk
+	.type	lb_walk, @function
+	.p2align 4
+lb_walk:			/* lb_walk(pp): the last node of the list at *pp (next at +0x2f8), 0 if none */
+	push	%rbx
+	mov	(%rdi), %rbx
+	xor	%eax, %eax
+	test	%rbx, %rbx
+	jne	.Lfirst
+	jmp	3f
+.Lfirst:
+	mov	%rbx, %rax
+	nop
+.Lwalk:
+	mov	%rax, %rcx
+	mov	0x2f8(%rax), %rax
+	test	%rax, %rax
+	jne	.Lwalk
+	mov	%rcx, %rax
+3:	pop	%rbx
+	ret
+	.size	lb_walk, .-lb_walk
+
 	.section .note.GNU-stack,"",@progbits

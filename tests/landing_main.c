@@ -6,6 +6,8 @@
 char *lb_copy(char *dst, const char *src, size_t n);
 char *lb_copy_end(char *dst, const char *src, size_t n);
 char *lb_copy_odd(char *dst, const char *src, size_t n);
+struct node { char pad[0x2f8]; struct node *next; };
+struct node *lb_walk(struct node **pp);
 
 int main(int argc, char **argv)
 {
@@ -22,6 +24,17 @@ int main(int argc, char **argv)
 		sum += (unsigned long)(a - dst) + (unsigned long)(b - dst) +
 		       (unsigned long)(c - dst) +
 		       (unsigned char)dst[r % 32];
+	}
+	struct node *h = NULL;
+	for (int i = 0; i < 16; i++) {
+		struct node *x = calloc(1, sizeof *x);
+		x->next = h;
+		h = x;
+	}
+	for (int r = 0; r < rounds; r++)
+	{
+		struct node *none = NULL;
+		sum += lb_walk(r % 7 ? &h : &none) == NULL;
 	}
 	printf("landing %d %lu\n", rounds, sum);
 	return 0;

@@ -22,6 +22,12 @@
  *          is not replayed, and the loop is an exit-value loop too
  *   tally  the same with the two ways meeting at the loop's header
  *          (scanloop_share.S)
+ *   rot    two loops gcc rotates (the byte the next iteration works on
+ *          loaded at the end of this one, tested for the end there):
+ *          strkern's table_fold (the byte indexes a table at the loop's
+ *          head) and count_words (classified there): recorded where it
+ *          is loaded, a word per iteration, not the head's value and an
+ *          outcome (ivres.c, record_rotated)
  *   none   loops that stop at once (trip count 0)
  *   init   the text alone (what the other modes add to)
  *   outer  a scan inside a loop over rows (e0 holds the outer counter)
@@ -49,6 +55,27 @@
 /* tests/scanloop_share.S */
 long share2(const char *a, const char *b);
 long tally(const char *s);
+
+static unsigned char rot_table[256];
+
+__attribute__((noinline)) static void rotfold(char *s)
+{
+	for (; *s; s++)
+		*s = (char)rot_table[(unsigned char)*s];
+}
+
+__attribute__((noinline)) static long rotwords(const char *s)
+{
+	long n = 0;
+	int in = 0;
+	for (; *s; s++) {
+		int sp = *s == ' ' || *s == '\t' || *s == '\n';
+		if (!sp && !in)
+			n++;
+		in = !sp;
+	}
+	return n;
+}
 
 __attribute__((noinline)) static long scan(const char *s)
 {
@@ -280,6 +307,16 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "all") || !strcmp(mode, "tally"))
 		for (int i = 0; i < 4000; i += 7)
 			sum += tally(text + i) * (i + 1);
+	if (!strcmp(mode, "all") || !strcmp(mode, "rot")) {
+		static char buf[4096];
+		for (int c = 0; c < 256; c++)
+			rot_table[c] = (unsigned char)(c >= 'a' && c <= 'z' ? c - 32 : c ? c : 1);
+		memcpy(buf, text, sizeof buf);
+		for (int i = 0; i < 4000; i += 7) {
+			rotfold(buf + i);
+			sum += rotwords(text + i) * (i + 1) + buf[i];
+		}
+	}
 	if (!strcmp(mode, "all") || !strcmp(mode, "slice"))
 		for (int i = 0; i < 4000; i += 7)
 			sum += slice(text + i, (unsigned long)i + 5, 'q') * (i + 1);

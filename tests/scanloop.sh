@@ -24,7 +24,11 @@ n=$(sed -n 's/^skel: gen: \([0-9]*\) loops record their exit once.*/\1/p' "$tmp/
 # sign's two, hop's two, pad's, fold's and tally's (none reuses scan and
 # ints; find's loop is not one, nor slice's)
 [ "${n:-0}" -ge 14 ] || bad "expected 14 exit-value loops or more, skel gen says '${n:-none}'"
-for m in all scan ints back chr share find none outer sign hop pad fold tally slice crash; do
+# rotfold's and rotwords' loops (mode rot): their byte recorded where
+# it is loaded (record_rotated)
+r=$(sed -n 's/^skel: gen: \([0-9]*\) loops record the value each iteration loads.*/\1/p' "$tmp/gen.err")
+[ "${r:-0}" -ge 2 ] || bad "expected 2 loops recording their next byte where it is loaded, skel gen says '${r:-none}'"
+for m in all scan ints back chr share find none outer sign hop pad fold tally slice rot crash; do
 	if ./skel check "$tmp/s.c" -- "$tmp/scanloop" $m >/dev/null 2>"$tmp/err"; then
 		echo "scanloop $m: $(grep '^check:' "$tmp/err")"
 	else
@@ -55,10 +59,14 @@ fi
 # accesses, pad under one per 4, fold and tally one per 8
 set -- $(counts init)
 init_w=$1 init_a=$2
-for m in share:2 sign:2 hop:2 pad:4 fold:8 tally:8; do
-	per=${m#*:} m=${m%:*}
+# rot: rotfold makes 3 accesses an iteration, rotwords 1; with the byte
+# at the loop's head and the end's outcome each recorded (before
+# 2026-11-29) that was 4 words, now 2: under 3 words per 4 accesses
+for m in share:2 sign:2 hop:2 pad:4 fold:8 tally:8 rot:4/3; do
+	per=${m#*:} m=${m%:*} den=1
+	case $per in */*) den=${per#*/} per=${per%/*} ;; esac
 	set -- $(counts $m)
-	if [ $# -ne 2 ] || [ $((($1 - init_w) * per)) -ge $(($2 - init_a)) ]; then
+	if [ $# -ne 2 ] || [ $((($1 - init_w) * per)) -ge $((($2 - init_a) * den)) ]; then
 		bad "$m: $1 words for $2 accesses, init alone $init_w for $init_a: an outcome per iteration?"
 	else
 		echo "scanloop $m: $(($1 - init_w)) words for its $(($2 - init_a)) accesses"
