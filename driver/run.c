@@ -398,9 +398,10 @@ static pid_t spawn(char **argv)
 /* The runtime a replayer is linked with, and the headers it includes. */
 static const char *const runtime_src[] = { "replay/replayer.c", "replay/vtrace.c", "replay/sim.c",
 					   "replay/symbolize.c", "replay/report.c" };
-static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/sim.h",
+static const char *const runtime_hdr[] = { "replay/skel_rt.h", "replay/format.h", "replay/vpack.h", "replay/sim.h",
 					   "replay/symbolize.h", "replay/report.h" };
 #define NRUNTIME (sizeof runtime_src / sizeof *runtime_src)
+#define NRUNTIME_HDR (sizeof runtime_hdr / sizeof *runtime_hdr)
 
 /* One replayer being built: the compilers running, the objects to link. */
 typedef struct build {
@@ -474,7 +475,7 @@ static void build_wait(build *b)
 static int hash_runtime(const char *home, uint64_t *h)
 {
 	char path[PATH_MAX];
-	for (size_t i = 0; i < NRUNTIME * 2; i++) {
+	for (size_t i = 0; i < NRUNTIME + NRUNTIME_HDR; i++) {
 		const char *rel = i < NRUNTIME ? runtime_src[i] : runtime_hdr[i - NRUNTIME];
 		snprintf(path, sizeof path, "%s/%s", home, rel);
 		size_t len;

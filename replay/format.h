@@ -560,7 +560,12 @@ static inline uint64_t vt_code_word(unsigned c, uint64_t v)
  * makes (sizes that do not add up, a code 10..15 but a run's, the half
  * byte after an odd last word not 0, a run past the words or without
  * its data byte, data left over or missing, padding not zero). */
-static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
+/* A payload's head checked (sizes that add up, zero padding): 1 when its
+ * words are stored unpacked (copied to w, or -1), else 0 with its codes
+ * [*ctl, *cend) and data [*d, *dend), or -1. */
+static inline int vt_unpack_head(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n,
+				 const uint8_t **ctl, const uint8_t **cend, const uint8_t **d,
+				 const uint8_t **dend)
 {
 	vt_packed h;
 	if (nbytes < sizeof h)
@@ -571,7 +576,7 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 		    (nbytes - sizeof h) % 8)
 			return -1;
 		__builtin_memcpy(w, p + sizeof h, 8 * n);
-		return 0;
+		return 1;
 	}
 	size_t head = vt_packed_head(h.tokens);
 	if (h.words != n || h.tokens % 2 || h.tokens > 2 * n + 1 || head > nbytes ||
@@ -580,42 +585,65 @@ static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w,
 	for (size_t i = head + h.data; i < nbytes; i++)
 		if (p[i])
 			return -1;
-	const uint8_t *ctl = p + sizeof h, *cend = ctl + h.tokens / 2;
-	const uint8_t *d = p + head, *dend = d + h.data;
+	*ctl = p + sizeof h;
+	*cend = *ctl + h.tokens / 2;
+	*d = p + head;
+	*dend = *d + h.data;
+	return 0;
+}
+
+/* Code byte b's words at w + *o (n in all), its data from *d (vt_data8's
+ * fast and dend), both moved past them; *bad set by a code 10..15 or an
+ * odd last word's half not 0.  -1 when they do not fit. */
+static inline int vt_unpack_byte(unsigned b, const uint8_t **dp, const uint8_t *fast,
+				 const uint8_t *dend, uint64_t *w, uint64_t *op, uint64_t n,
+				 unsigned *bad)
+{
 	static const uint8_t dlen[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 0 };
+	const uint8_t *d = *dp;
+	uint64_t o = *op;
+	uint64_t v = vt_data8(d, fast, dend);
+	if (b == VT_CODE_RUN) {
+		if (n - o < 8 || d >= dend)
+			return -1;
+		for (unsigned j = 0; j < 8; j++)
+			w[o + j] = v >> j & 1;
+		*op = o + 8;
+		*dp = d + 1;
+		return 0;
+	}
+	if (o == n)
+		return -1;
+	unsigned c0 = b & 15, c1 = b >> 4;
+	*bad |= c0 > VT_CODE_ONE;
+	w[o++] = vt_code_word(c0, v);
+	d += dlen[c0];
+	if (o < n) {
+		*bad |= c1 > VT_CODE_ONE;
+		w[o++] = vt_code_word(c1, vt_data8(d, fast, dend));
+		d += dlen[c1];
+	} else {
+		*bad |= c1 != 0;	/* an odd last word */
+	}
+	*op = o;
+	*dp = d;
+	return d > dend ? -1 : 0;
+}
+
+static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
+{
+	const uint8_t *ctl, *cend, *d, *dend;
+	int k = vt_unpack_head(p, nbytes, w, n, &ctl, &cend, &d, &dend);
+	if (k)
+		return k < 0 ? -1 : 0;
 	/* data loads of 8 bytes while 8 are left in the payload: all but
 	 * the last few words */
 	const uint8_t *fast = p + nbytes - 8;
 	unsigned bad = 0;
 	uint64_t o = 0;
-	for (; ctl < cend; ctl++) {
-		unsigned b = *ctl;
-		uint64_t v = vt_data8(d, fast, dend);
-		if (b == VT_CODE_RUN) {
-			if (n - o < 8 || d >= dend)
-				return -1;
-			for (unsigned j = 0; j < 8; j++)
-				w[o + j] = v >> j & 1;
-			o += 8;
-			d++;
-			continue;
-		}
-		if (o == n)
+	while (ctl < cend)
+		if (vt_unpack_byte(*ctl++, &d, fast, dend, w, &o, n, &bad))
 			return -1;
-		unsigned c0 = b & 15, c1 = b >> 4;
-		bad |= c0 > VT_CODE_ONE;
-		w[o++] = vt_code_word(c0, v);
-		d += dlen[c0];
-		if (o == n) {	/* an odd last word */
-			bad |= c1 != 0;
-			continue;
-		}
-		bad |= c1 > VT_CODE_ONE;
-		w[o++] = vt_code_word(c1, vt_data8(d, fast, dend));
-		d += dlen[c1];
-		if (__builtin_expect(d > dend, 0))
-			return -1;
-	}
 	return bad || o != n || d != dend ? -1 : 0;
 }
 

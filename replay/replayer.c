@@ -26,6 +26,7 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
 #include "replay/format.h"
+#include "replay/vpack.h"
 #undef SK_ROI		/* the runtime is one for every skeleton */
 #include "replay/skel_rt.h"
 #include "replay/sim.h"
@@ -3911,7 +3912,10 @@ static int replay_fd(FILE *out, bool quiet)
 			fprintf(stderr, "skel: replay: out of memory\n");
 			exit(2);
 		}
-		if (vt_values_unpack(vp, vbytes, w, nw)) {
+		static int simd = -1;	/* vt_pack_simd_ok, asked once */
+		if (simd < 0)
+			simd = vt_pack_simd_ok();
+		if (vt_values_unpack_fast(simd, vp, vbytes, w, nw)) {
 			snprintf(err, sizeof err, "thread %u: a VALUES chunk's words do not "
 				 "unpack", c.thread);
 			free(w);

@@ -70,6 +70,57 @@ static inline size_t vt_pack_avx512(const uint64_t *w, size_t n, uint8_t *ctl, u
 	return i + m;
 }
 
+/* vt_values_unpack's contract and checks (the same payloads refused),
+ * eight words at a time where four pair codes come in a row: their
+ * data bytes spread to the words by one vpexpandb under the mask of
+ * the bytes each keeps. */
+VT_PACK_TARGET
+static inline int vt_values_unpack_avx512(const uint8_t *p, size_t nbytes, uint64_t *w,
+					  uint64_t n)
+{
+	const uint8_t *ctl, *cend, *d, *dend, *end = p + nbytes;
+	int k = vt_unpack_head(p, nbytes, w, n, &ctl, &cend, &d, &dend);
+	if (k)
+		return k < 0 ? -1 : 0;
+	const uint8_t *fast = end - 8;
+	const __m512i nine = _mm512_set1_epi64(VT_CODE_ONE), one = _mm512_set1_epi64(1);
+	const __m512i eight = _mm512_set1_epi64(8);
+	const __m512i bidx = _mm512_set1_epi64(0x0706050403020100ll);
+	const __m512i bcast = _mm512_set_epi64(0x0808080808080808ll, 0, 0x0808080808080808ll, 0,
+					       0x0808080808080808ll, 0, 0x0808080808080808ll, 0);
+	unsigned bad = 0;
+	uint64_t o = 0;
+	while (ctl < cend) {
+		uint32_t c4;
+		if (ctl + 4 <= cend && o + 8 <= n && d + 64 <= end &&
+		    (__builtin_memcpy(&c4, ctl, 4),
+		     /* no run among them: no byte 0xff (a zero byte of ~c4) */
+		     !((~c4 - 0x01010101u) & c4 & 0x80808080u))) {
+			/* four pair codes: eight words */
+			uint64_t x = _pdep_u64(c4, 0x0f0f0f0f0f0f0f0full);
+			bad |= ((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0;
+			__m512i code = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128((long long)x));
+			__mmask8 isone = _mm512_cmpeq_epi64_mask(code, nine);
+			__m512i len = _mm512_maskz_mov_epi64(_mm512_cmple_epu64_mask(code, eight), code);
+			__mmask64 keep = _mm512_cmplt_epu8_mask(bidx, _mm512_shuffle_epi8(len, bcast));
+			__m512i z = _mm512_maskz_expand_epi8(keep, _mm512_loadu_si512(d));
+			__m512i v = _mm512_xor_si512(_mm512_srli_epi64(z, 1),
+						     _mm512_sub_epi64(_mm512_setzero_si512(),
+								      _mm512_and_si512(z, one)));
+			_mm512_storeu_si512(w + o, _mm512_mask_mov_epi64(v, isone, one));
+			d += _mm_popcnt_u64(keep);
+			o += 8;
+			ctl += 4;
+			if (d > dend)
+				return -1;
+			continue;
+		}
+		if (vt_unpack_byte(*ctl++, &d, fast, dend, w, &o, n, &bad))
+			return -1;
+	}
+	return bad || o != n || d != dend ? -1 : 0;
+}
+
 /* Whether this processor and kernel run vt_pack_avx512. */
 static inline bool vt_pack_simd_ok(void)
 {
@@ -98,6 +149,18 @@ static inline size_t vt_pack_fast(bool simd, const uint64_t *w, size_t n, uint8_
 #endif
 	(void)simd;
 	return vt_pack(w, n, ctl, data, room, tokens, ndata);
+}
+
+/* vt_values_unpack, by vector instructions when simd (vt_pack_simd_ok). */
+static inline int vt_values_unpack_fast(bool simd, const uint8_t *p, size_t nbytes, uint64_t *w,
+					uint64_t n)
+{
+#if VT_PACK_SIMD
+	if (simd)
+		return vt_values_unpack_avx512(p, nbytes, w, n);
+#endif
+	(void)simd;
+	return vt_values_unpack(p, nbytes, w, n);
 }
 
 #endif

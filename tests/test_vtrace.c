@@ -672,6 +672,74 @@ static void test_pack_vector_equals_scalar(void **state)
 	free(d2);
 }
 
+/* A payload of w[0..n) with runs wherever eight outcomes start (not only
+ * where vt_pack puts them: files of earlier packers), or, with skip, at
+ * some such places only. */
+static size_t pk_any_layout(uint8_t *p, const uint64_t *w, size_t n, int skip)
+{
+	uint8_t codes[4200], data[4200 * VT_PACK_MAX + 16];
+	size_t t = 0, d = 0, i = 0;
+	while (i < n) {
+		uint64_t o = 0;
+		for (size_t j = i; j < i + 8 && j < n; j++)
+			o |= w[j];
+		if (i + 8 <= n && o <= 1 && !(skip && pk_next() % 3 == 0)) {
+			uint8_t bits = 0;
+			for (unsigned j = 0; j < 8; j++)
+				bits |= (uint8_t)(w[i + j] << j);
+			codes[t++] = VT_CODE_RUN;
+			data[d++] = bits;
+			i += 8;
+			continue;
+		}
+		codes[t++] = vt_pack_pair(vt_zigzag(w[i]), i + 1 < n ? vt_zigzag(w[i + 1]) : 0,
+					  data, &d);
+		i += 2;
+	}
+	return pk_payload(p, n, (uint32_t)(2 * t), codes, data, (uint32_t)d);
+}
+
+/* The vector reader (vpack.h, the replay's) gives the words vt_values_unpack
+ * gives, and refuses what it refuses: payloads of any layout, whole and
+ * with a byte changed. */
+static void test_unpack_vector_equals_scalar(void **state)
+{
+	(void)state;
+	if (!vt_pack_simd_ok())
+		skip();	/* this processor has no AVX-512 VBMI2: nothing to compare */
+	enum { N = 4099 };
+	uint64_t *w = malloc(N * 8), *a = malloc((N + VT_UNPACK_SLACK) * 8);
+	uint64_t *b = malloc((N + VT_UNPACK_SLACK) * 8);
+	uint8_t *p = malloc(sizeof(vt_packed) + N + N * VT_PACK_MAX + 64);
+	pk_lcg = 11;
+	unsigned refused = 0;
+	for (int round = 0; round < 300; round++) {
+		size_t n = round < 40 ? (size_t)round : N - (size_t)(pk_next() % 1500);
+		pk_stream(w, n);
+		size_t m = pk_any_layout(p, w, n, round % 2);
+		assert_int_equal(vt_values_unpack(p, m, a, n), 0);
+		assert_int_equal(vt_values_unpack_fast(true, p, m, b, n), 0);
+		assert_memory_equal(a, w, n * 8);
+		assert_memory_equal(b, w, n * 8);
+		for (int k = 0; k < 4 && m > sizeof(vt_packed); k++) {
+			size_t at = sizeof(vt_packed) + pk_next() % (m - sizeof(vt_packed));
+			uint8_t was = p[at];
+			p[at] = (uint8_t)(was ^ (1u << (pk_next() % 8)));
+			int ra = vt_values_unpack(p, m, a, n), rb = vt_values_unpack_fast(true, p, m, b, n);
+			assert_int_equal(ra, rb);
+			if (!ra)
+				assert_memory_equal(a, b, n * 8);
+			refused += ra != 0;
+			p[at] = was;
+		}
+	}
+	assert_true(refused > 100);	/* the damage cases were not all harmless */
+	free(w);
+	free(a);
+	free(b);
+	free(p);
+}
+
 /* The unpacked form (VT_TOKENS_RAW, the recorder's under valgrind):
  * its words as they are; any other size, data count or word count is
  * refused. */
@@ -866,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_pack_tokens_by_hand),
 		cmocka_unit_test(test_pack_round_trips),
 		cmocka_unit_test(test_pack_vector_equals_scalar),
+		cmocka_unit_test(test_unpack_vector_equals_scalar),
 		cmocka_unit_test(test_unpack_raw_words),
 		cmocka_unit_test(test_unpack_refuses_bad_payloads),
 		cmocka_unit_test(test_heap_events_read_back),
