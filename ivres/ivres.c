@@ -698,7 +698,7 @@ static bool record_rotated(analysis *a, need_set *need, branch_info *br, size_t 
 	return found;
 }
 
-static void classify_branches(analysis *a, need_set *need)
+static void classify_branches(analysis *a, need_set *need, bool rotate)
 {
 	const routine *r = a->r;
 	VEC(branch_info) brs = {0};
@@ -721,7 +721,7 @@ static void classify_branches(analysis *a, need_set *need)
 				changed = true;
 		if (!changed)
 			changed = record_for_branches(a, need, brs.a, brs.n);
-		if (!changed && a->modeled)
+		if (!changed && a->modeled && rotate)
 			changed = record_rotated(a, need, brs.a, brs.n);
 	}
 	for (size_t k = 0; k < brs.n; k++)
@@ -1011,7 +1011,7 @@ void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags)
 	for (uint32_t i = 0; i < a->nacc; i++)
 		if (a->acc[i].addr)
 			expr_leaves(a->acc[i].addr, need_leaf, &need);
-	classify_branches(a, &need);
+	classify_branches(a, &need, !(flags & IV_NO_ROTATE));
 	classify_tables(a);
 	select_probes(a, &need);
 	addrmap_free(&need.m);

@@ -114,6 +114,9 @@ typedef struct analysis {
 /* IV_ALL_DIRECT: the full-tracing baseline — every access recorded
  * directly, every branch recorded, no expressions. */
 #define IV_ALL_DIRECT 1
+/* IV_NO_ROTATE: no record_rotated (the caller cannot carry a loop's φ
+ * from its edges: skelgen.c, routine_plain) */
+#define IV_NO_ROTATE 2
 void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags);
 void iv_free(analysis *a);
 /* a->probes in their order again (by instruction, then as read), after

@@ -555,11 +555,6 @@ static inline uint64_t vt_code_word(unsigned c, uint64_t v)
 	return vt_unzigzag(v & mask[c]) | (c == VT_CODE_ONE);
 }
 
-/* A packed VALUES payload's n words into w, which has room for
- * VT_UNPACK_SLACK more: 0, or -1 when the payload is not what vt_pack
- * makes (sizes that do not add up, a code 10..15 but a run's, the half
- * byte after an odd last word not 0, a run past the words or without
- * its data byte, data left over or missing, padding not zero). */
 /* A payload's head checked (sizes that add up, zero padding): 1 when its
  * words are stored unpacked (copied to w, or -1), else 0 with its codes
  * [*ctl, *cend) and data [*d, *dend), or -1. */
@@ -630,6 +625,11 @@ static inline int vt_unpack_byte(unsigned b, const uint8_t **dp, const uint8_t *
 	return d > dend ? -1 : 0;
 }
 
+/* A packed VALUES payload's n words into w, which has room for
+ * VT_UNPACK_SLACK more: 0, or -1 when the payload is not what vt_pack
+ * makes (sizes that do not add up, a code 10..15 but a run's, the half
+ * byte after an odd last word not 0, a run past the words or without
+ * its data byte, data left over or missing, padding not zero). */
 static inline int vt_values_unpack(const uint8_t *p, size_t nbytes, uint64_t *w, uint64_t n)
 {
 	const uint8_t *ctl, *cend, *d, *dend;

@@ -11,7 +11,8 @@
  * bit extract, and a run chosen by selects, not by a branch.  Used when
  * the processor and the kernel have AVX-512 F, BW, CD, VL and VBMI2 and
  * BMI2 (Ice Lake and later, Zen 4); otherwise, and under valgrind (whose
- * processor has none), vt_pack.  Only the recorder and the tests include
+ * processor has none), vt_pack.  vt_values_unpack_fast reads so too
+ * (the replay: vtrace.c, replayer.c).  Only those and the tests include
  * this header: the skeletons' compiles do not parse immintrin.h. */
 #ifndef SKEL_REPLAY_VPACK_H
 #define SKEL_REPLAY_VPACK_H
@@ -62,6 +63,8 @@ static inline size_t vt_pack_avx512(const uint64_t *w, size_t n, uint8_t *ctl, u
 		t += run ? 1 : 4;
 		i += 8;
 	}
+	/* no upper halves left dirty for the SSE code after it (zstd) */
+	_mm256_zeroupper();
 	/* the rest as vt_pack's */
 	uint32_t tk, nd;
 	size_t m = vt_pack(w + i, n - i, ctl + t, data + d, room - t - d, &tk, &nd);

@@ -2027,10 +2027,32 @@ static void count_roles(const rgen *g, skel_stats *st)
 	}
 }
 
+/* Whether plan_carried can carry a φ of the routine (carry_wanted's
+ * conditions that do not depend on the analysis): else the analysis must
+ * not plan on it (ivres.c, record_rotated: the loaded byte would be
+ * recorded beside the φ, a word more than the outcome it replaces). */
+static bool carry_possible(const rgen *g)
+{
+	const routine *r = g->r;
+	const program *p = g->g->p;
+	uint32_t one;
+	if (g->g->o->approx || g->g->o->all_accesses || g->g->resume[g->id])
+		return false;
+	for (uint32_t i = 0; i < r->ninsn; i++)
+		if (addrmap_get(&g->g->shared, r->insns[i].addr, &one))
+			return false;
+	for (size_t i = 0; i < p->bin.nlp; i++)
+		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
+			return false;
+	return true;
+}
+
 /* The analysis a skeleton is made of: the routine's, less what the
  * approximate mode drops. */
 static void analyze_routine(rgen *g, unsigned flags)
 {
+	if (!carry_possible(g))
+		flags |= IV_NO_ROTATE;
 	iv_analyze(&g->a, g->g->p, g->r, flags);
 	bid_plan(g);
 	prepare(g);
