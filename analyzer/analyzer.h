@@ -309,6 +309,16 @@ typedef struct insn {
 			   REG_BIT(R_9) | REG_BIT(R_10) | REG_BIT(R_11))
 
 /* Whether the instruction is a string op under a rep prefix. */
+/* movzx/movsx of a byte or a 16-bit word from memory into a register:
+ * a value of 1 or 2 bytes in the value trace (skelgen's IN(), ivres's
+ * record_rotated) */
+static inline bool insn_is_narrow_load(const insn *in)
+{
+	return (in->op == OP_MOVZX || in->op == OP_MOVSX) && in->nmem == 1 && in->nopd == 2 &&
+	       in->opd[0].type == OPD_REG && !in->opd[0].high8 && in->opd[1].type == OPD_MEM &&
+	       in->opd[1].size <= 2;
+}
+
 static inline bool insn_is_rep(const insn *in)
 {
 	for (unsigned k = 0; k < in->nmem; k++)

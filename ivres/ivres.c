@@ -609,11 +609,7 @@ static bool branch_on(const analysis *a, const need_set *need, const branch_info
 static bool narrow_loaded(const analysis *a, uint32_t v)
 {
 	const ssa_value *sv = &a->s.vals[v];
-	if (sv->kind != V_DEF)
-		return false;
-	const insn *in = &a->r->insns[sv->insn];
-	return (in->op == OP_MOVZX || in->op == OP_MOVSX) && in->nmem == 1 && in->nopd == 2 &&
-	       in->opd[1].type == OPD_MEM && in->opd[1].size <= 2;
+	return sv->kind == V_DEF && insn_is_narrow_load(&a->r->insns[sv->insn]);
 }
 
 /* A loop whose header merges, in a φ P, a value defined in the loop on

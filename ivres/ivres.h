@@ -115,7 +115,7 @@ typedef struct analysis {
  * directly, every branch recorded, no expressions. */
 #define IV_ALL_DIRECT 1
 /* IV_NO_ROTATE: no record_rotated (the caller cannot carry a loop's φ
- * from its edges: skelgen.c, routine_plain) */
+ * from its edges: skelgen.c, routine_plain_as) */
 #define IV_NO_ROTATE 2
 void iv_analyze(analysis *a, const program *p, const routine *r, unsigned flags);
 void iv_free(analysis *a);

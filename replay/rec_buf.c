@@ -349,12 +349,9 @@ static int rec_values_z(rec_thread *t, void *z, uint64_t first, uint64_t words,
 static uint8_t *rec_pack(uint8_t *out, size_t room, uint8_t *ctl, uint64_t first,
 			 const uint64_t *w, size_t nwords, size_t *bytes, size_t *used)
 {
-	static int simd = -1;	/* vt_pack_simd_ok, asked once (a race sets the same) */
-	if (simd < 0)
-		simd = vt_pack_simd_ok();
 	uint8_t *data = out + REC_CTL_BYTES + sizeof(vt_packed);
 	vt_packed h = { .first = first };
-	*used = vt_pack_fast(simd, w, nwords, ctl, data, room, &h.tokens, &h.data);
+	*used = vt_pack_fast(vt_simd(), w, nwords, ctl, data, room, &h.tokens, &h.data);
 	h.words = *used;
 	size_t nc = (h.tokens + 1) / 2;
 	uint8_t *head = data - nc - sizeof h;

@@ -3912,10 +3912,7 @@ static int replay_fd(FILE *out, bool quiet)
 			fprintf(stderr, "skel: replay: out of memory\n");
 			exit(2);
 		}
-		static int simd = -1;	/* vt_pack_simd_ok, asked once */
-		if (simd < 0)
-			simd = vt_pack_simd_ok();
-		if (vt_values_unpack_fast(simd, vp, vbytes, w, nw)) {
+		if (vt_values_unpack_fast(vt_simd(), vp, vbytes, w, nw)) {
 			snprintf(err, sizeof err, "thread %u: a VALUES chunk's words do not "
 				 "unpack", c.thread);
 			free(w);

@@ -141,8 +141,17 @@ static inline bool vt_pack_simd_ok(void)
 }
 #endif
 
-/* vt_pack, by vector instructions when simd (vt_pack_simd_ok, asked once
- * by the caller); ctl needs 3 bytes past n / 2 + 1. */
+/* vt_pack_simd_ok, asked once (a race between threads sets the same) */
+static inline bool vt_simd(void)
+{
+	static int ok = -1;
+	if (ok < 0)
+		ok = vt_pack_simd_ok();
+	return ok;
+}
+
+/* vt_pack, by vector instructions when simd (vt_simd(); the tests force
+ * either); ctl needs 3 bytes past n / 2 + 1. */
 static inline size_t vt_pack_fast(bool simd, const uint64_t *w, size_t n, uint8_t *ctl,
 				  uint8_t *data, size_t room, uint32_t *tokens, uint32_t *ndata)
 {
@@ -154,7 +163,7 @@ static inline size_t vt_pack_fast(bool simd, const uint64_t *w, size_t n, uint8_
 	return vt_pack(w, n, ctl, data, room, tokens, ndata);
 }
 
-/* vt_values_unpack, by vector instructions when simd (vt_pack_simd_ok). */
+/* vt_values_unpack, by vector instructions when simd (vt_simd()). */
 static inline int vt_values_unpack_fast(bool simd, const uint8_t *p, size_t nbytes, uint64_t *w,
 					uint64_t n)
 {

@@ -680,14 +680,11 @@ static int vt_zrun_add(vt_stream *st, const uint8_t *p, size_t nbytes, uint64_t 
 
 int vt_run_words(const struct vt_run *r, uint64_t *w)
 {
-	static int simd = -1;	/* vt_pack_simd_ok, asked once (a race sets the same) */
-	if (simd < 0)
-		simd = vt_pack_simd_ok();
 	if (!r->z)
-		return vt_values_unpack_fast(simd, r->p, r->nbytes, w, r->n);
+		return vt_values_unpack_fast(vt_simd(), r->p, r->nbytes, w, r->n);
 	size_t nraw;
 	const uint8_t *raw = vt_unz_run(r, &nraw);
-	return raw ? vt_values_unpack_fast(simd, raw, nraw, w, r->n) : -1;
+	return raw ? vt_values_unpack_fast(vt_simd(), raw, nraw, w, r->n) : -1;
 }
 
 int vt_objects_add(vt_objects *o, const uint8_t *payload, size_t n)

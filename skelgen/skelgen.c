@@ -403,9 +403,7 @@ static bool narrow_load(uint64_t pc, unsigned reg, bool after)
 		const insn *in = &r->insns[i];
 		if (in->addr != pc)
 			continue;
-		return (in->op == OP_MOVZX || in->op == OP_MOVSX) && in->nmem == 1 &&
-		       in->nopd == 2 && in->opd[0].type == OPD_REG && in->opd[0].reg == reg &&
-		       !in->opd[0].high8 && in->opd[1].type == OPD_MEM && in->opd[1].size <= 2;
+		return insn_is_narrow_load(in) && in->opd[0].reg == reg;
 	}
 	return false;
 }
@@ -2027,24 +2025,35 @@ static void count_roles(const rgen *g, skel_stats *st)
 	}
 }
 
-/* Whether plan_carried can carry a φ of the routine (carry_wanted's
- * conditions that do not depend on the analysis): else the analysis must
- * not plan on it (ivres.c, record_rotated: the loaded byte would be
- * recorded beside the φ, a word more than the outcome it replaces). */
-static bool carry_possible(const rgen *g)
+/* Whether the routine's skeleton is entered only by its edges: no
+ * shared code (one patch for several skeletons), setjmp or landing pads.
+ * early: before find_shared_probes has analyzed the routines, every
+ * instruction another routine shares counts (g->shared), later only
+ * those with shared probes (shared_of). */
+static bool routine_plain_as(const rgen *g, bool early)
 {
 	const routine *r = g->r;
 	const program *p = g->g->p;
 	uint32_t one;
-	if (g->g->o->approx || g->g->o->all_accesses || g->g->resume[g->id])
+	if (g->g->resume[g->id])
 		return false;
 	for (uint32_t i = 0; i < r->ninsn; i++)
-		if (addrmap_get(&g->g->shared, r->insns[i].addr, &one))
+		if (early ? addrmap_get(&g->g->shared, r->insns[i].addr, &one)
+			  : shared_of(g->g, r->insns[i].addr) != NULL)
 			return false;
 	for (size_t i = 0; i < p->bin.nlp; i++)
 		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
 			return false;
 	return true;
+}
+
+/* Whether plan_carried may carry a φ of the routine (carry_wanted's
+ * conditions that do not depend on the analysis): else the analysis must
+ * not plan on it (ivres.c, record_rotated: the loaded byte would be
+ * recorded beside the φ, a word more than the outcome it replaces). */
+static bool carry_possible(const rgen *g)
+{
+	return !g->g->o->approx && !g->g->o->all_accesses && routine_plain_as(g, true);
 }
 
 /* The analysis a skeleton is made of: the routine's, less what the
@@ -2870,28 +2879,13 @@ static bool carry_args_ok(const rgen *g, uint32_t v, uint8_t *st, void *more)
 	return c.ok;
 }
 
-static bool routine_plain(const rgen *g)
-{
-	const routine *r = g->r;
-	const program *p = g->g->p;
-	if (g->g->resume[g->id])
-		return false;
-	for (uint32_t i = 0; i < r->ninsn; i++)
-		if (shared_of(g->g, r->insns[i].addr))
-			return false;
-	for (size_t i = 0; i < p->bin.nlp; i++)
-		if (cfg_block_of(r, p->bin.lp_sites[i]) >= 0)
-			return false;
-	return true;
-}
-
 typedef VEC(uint32_t) u32_vec;
 
 static bool carry_wanted(const rgen *g)
 {
 	const analysis *a = &g->a;
 	return a->modeled && !g->g->o->all_accesses && !g->g->o->approx && a->nprobes &&
-	       routine_plain(g);
+	       routine_plain_as(g, false);
 }
 
 /* The values probes record (CV_RECORDED), and the φs and computed values
